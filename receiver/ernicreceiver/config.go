@@ -1,0 +1,70 @@
+package ernicreceiver // import "github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver"
+
+import (
+	"errors"
+	"fmt"
+
+	"go.opentelemetry.io/collector/scraper/scraperhelper"
+
+	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/metadata"
+)
+
+// Defaults of the receiver's settings.
+const (
+	// DefaultRunDir is where rocm-ernic's systemd unit puts its run
+	// directory (RuntimeDirectory=rocm-ernic).
+	DefaultRunDir = "/run/rocm-ernic"
+	// DefaultProcDir is the host's proc filesystem.
+	DefaultProcDir = "/proc"
+	// DefaultMaxQPsPerInstance bounds the QPs whose per-QP series are
+	// published per instance: 1024 QPs are 8192 series with the default
+	// metrics.
+	DefaultMaxQPsPerInstance = 1024
+	// DefaultMaxFileBytes bounds how much of one run-directory file is read:
+	// a stats file of 10 000 QPs with opcode lines is about 5 MiB.
+	DefaultMaxFileBytes = 64 << 20
+)
+
+// Config is the configuration of the ernic receiver.
+type Config struct {
+	scraperhelper.ControllerConfig `mapstructure:",squash"`
+	metadata.MetricsBuilderConfig  `mapstructure:",squash"`
+
+	// RunDir is the rocm-ernic run directory holding instances.json and the
+	// <id>.stats files. Default /run/rocm-ernic.
+	RunDir string `mapstructure:"run_dir"`
+	// ProcDir is the proc filesystem the manifest's pids are looked up in;
+	// set it to where the host's /proc is mounted when the collector runs
+	// in a container. Default /proc.
+	ProcDir string `mapstructure:"proc_dir"`
+	// MaxQPsPerInstance is the cardinality guard: per-QP series are
+	// published for at most this many QPs of each instance, those with the
+	// lowest handles (a stable choice: QP blocks are never removed while a
+	// server lives); ernic.qp.unpublished counts the rest. 0 means no limit.
+	MaxQPsPerInstance int `mapstructure:"max_qps_per_instance"`
+	// MaxFileBytes is the largest run-directory file read, in bytes; a
+	// larger file is reported and skipped.
+	MaxFileBytes int64 `mapstructure:"max_file_bytes"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// Validate checks the receiver's own settings; the embedded controller and
+// metrics settings validate themselves.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.RunDir == "" {
+		errs = append(errs, errors.New(`"run_dir" must not be empty: set it to the rocm-ernic run directory (default /run/rocm-ernic)`))
+	}
+	if c.ProcDir == "" {
+		errs = append(errs, errors.New(`"proc_dir" must not be empty: set it to the host's proc filesystem (default /proc)`))
+	}
+	if c.MaxQPsPerInstance < 0 {
+		errs = append(errs, fmt.Errorf(`"max_qps_per_instance" is %d: it must be 0 (no limit) or a positive number of QPs`, c.MaxQPsPerInstance))
+	}
+	if c.MaxFileBytes <= 0 {
+		errs = append(errs, fmt.Errorf(`"max_file_bytes" is %d: it must be a positive number of bytes (default %d)`, c.MaxFileBytes, DefaultMaxFileBytes))
+	}
+	return errors.Join(errs...)
+}

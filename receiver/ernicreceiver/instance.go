@@ -1,0 +1,127 @@
+package ernicreceiver // import "github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver"
+
+import (
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/rundir"
+)
+
+// instanceState is what the scraper remembers about one manifest instance
+// between scrapes: the server process that owns its counters, the start time
+// of those counters, and the last complete stats file read from that
+// process.
+type instanceState struct {
+	pid       int
+	procStart time.Time         // from /proc; zero when it could not be read
+	start     pcommon.Timestamp // start time of the instance's cumulative counters
+
+	stats     *rundir.Stats // last complete stats file of this process; nil if none
+	statsTime time.Time     // mtime of that file
+	seenAt    time.Time     // scrape time at which it was read
+
+	overflowLogged map[string]bool // counters > 2^63-1 already logged for this process
+}
+
+// track updates the owning process from this scrape's manifest pid and /proc
+// start time, and starts a new counter start time when the process changed:
+// a new instance, a new pid, or the same pid with another start time (pid
+// reuse). The start time is the process start from /proc, or else now (the
+// first time the receiver saw that process).
+func (st *instanceState) track(pid int, procStart, now time.Time) {
+	switch {
+	case st.start == 0, st.pid != pid,
+		!procStart.IsZero() && !st.procStart.IsZero() && !procStart.Equal(st.procStart):
+		st.newProcess(pid, procStart, now)
+	case st.procStart.IsZero() && !procStart.IsZero() && st.stats == nil:
+		// The start became readable before any counter was published:
+		// adopt the true start.
+		st.procStart = procStart
+		st.start = pcommon.NewTimestampFromTime(procStart)
+	}
+}
+
+func (st *instanceState) newProcess(pid int, procStart, now time.Time) {
+	st.pid, st.procStart = pid, procStart
+	st.start = pcommon.NewTimestampFromTime(now)
+	if !procStart.IsZero() {
+		st.start = pcommon.NewTimestampFromTime(procStart)
+	}
+	st.stats, st.statsTime, st.seenAt = nil, time.Time{}, time.Time{}
+	st.overflowLogged = nil
+}
+
+// checkShape rejects a stats file that is complete in form but has fewer QP
+// blocks or LIF counters than the last one of the same process: both only
+// grow while a server lives, so such a file was cut at a block boundary. A
+// lower Write count marks a new process the manifest did not show yet; that
+// file is accepted (and its counters going down start a new start time).
+func (st *instanceState) checkShape(s *rundir.Stats) error {
+	prev := st.stats
+	if prev == nil || (s.HasWriteCount && prev.HasWriteCount && s.WriteCount < prev.WriteCount) {
+		return nil
+	}
+	if len(s.QPs) < len(prev.QPs) || len(s.LIF) < len(prev.LIF) {
+		return fmt.Errorf("%w: %d QP blocks and %d LIF counters after %d and %d",
+			rundir.ErrShrunk, len(s.QPs), len(s.LIF), len(prev.QPs), len(prev.LIF))
+	}
+	return nil
+}
+
+// accept makes s the instance's current snapshot. When any counter of s is
+// below the same counter of the previous snapshot of this process, the
+// counters were reset without the manifest or /proc showing it, and a new
+// start time begins at the previous read, the last moment the old values were
+// seen.
+func (st *instanceState) accept(s *rundir.Stats, mtime, now time.Time) {
+	if st.stats != nil && wentDown(st.stats, s) {
+		st.start = pcommon.NewTimestampFromTime(st.seenAt)
+		st.overflowLogged = nil
+	}
+	st.stats, st.statsTime, st.seenAt = s, mtime, now
+}
+
+// wentDown reports whether any counter present in both prev and cur is lower
+// in cur.
+func wentDown(prev, cur *rundir.Stats) bool {
+	if prev.HasWriteCount && cur.HasWriteCount && cur.WriteCount < prev.WriteCount {
+		return true
+	}
+	for k := range rundir.DeviceKey(rundir.NumDeviceKeys) {
+		p, okP := prev.Device.Get(k)
+		c, okC := cur.Device.Get(k)
+		if okP && okC && c < p {
+			return true
+		}
+	}
+	lif := make(map[string]uint64, len(prev.LIF))
+	for _, c := range prev.LIF {
+		lif[c.Name] = c.Value
+	}
+	for _, c := range cur.LIF {
+		if p, ok := lif[c.Name]; ok && c.Value < p {
+			return true
+		}
+	}
+	qps := make(map[uint32]*rundir.QP, len(prev.QPs))
+	for i := range prev.QPs {
+		qps[prev.QPs[i].Handle] = &prev.QPs[i]
+	}
+	for i := range cur.QPs {
+		q := &cur.QPs[i]
+		p, ok := qps[q.Handle]
+		if !ok {
+			continue
+		}
+		for k := range rundir.QPKey(rundir.NumQPKeys) {
+			pv, okP := p.Get(k)
+			cv, okC := q.Get(k)
+			if okP && okC && cv < pv {
+				return true
+			}
+		}
+	}
+	return false
+}

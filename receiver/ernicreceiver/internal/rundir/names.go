@@ -1,0 +1,80 @@
+package rundir
+
+// LIFCounterNames are the 74 counters of the ionic LIF statistics block
+// (`struct ionic_lif_stats` of the kernel's ionic_if.h) in struct order
+// (run-dir-format.md §3.2). Any key of a `LIF ...:` section is a LIF counter,
+// including names not listed here; a listed name met at device level is a
+// LIF counter too.
+var LIFCounterNames = [...]string{
+	// Ethernet traffic
+	"rx_ucast_bytes", "rx_ucast_packets", "rx_mcast_bytes", "rx_mcast_packets",
+	"rx_bcast_bytes", "rx_bcast_packets", "tx_ucast_bytes", "tx_ucast_packets",
+	"tx_mcast_bytes", "tx_mcast_packets", "tx_bcast_bytes", "tx_bcast_packets",
+	// Drop and DMA error
+	"rx_ucast_drop_bytes", "rx_ucast_drop_packets", "rx_mcast_drop_bytes",
+	"rx_mcast_drop_packets", "rx_bcast_drop_bytes", "rx_bcast_drop_packets",
+	"rx_dma_error", "tx_ucast_drop_bytes", "tx_ucast_drop_packets",
+	"tx_mcast_drop_bytes", "tx_mcast_drop_packets", "tx_bcast_drop_bytes",
+	"tx_bcast_drop_packets", "tx_dma_error",
+	// Ring error
+	"rx_queue_disabled", "rx_queue_empty", "rx_queue_error",
+	"rx_desc_fetch_error", "rx_desc_data_error", "tx_queue_disabled",
+	"tx_queue_error", "tx_desc_fetch_error", "tx_desc_data_error",
+	"tx_queue_empty",
+	// RDMA traffic
+	"tx_rdma_ucast_bytes", "tx_rdma_ucast_packets", "tx_rdma_mcast_bytes",
+	"tx_rdma_mcast_packets", "tx_rdma_cnp_packets", "rx_rdma_ucast_bytes",
+	"rx_rdma_ucast_packets", "rx_rdma_mcast_bytes", "rx_rdma_mcast_packets",
+	"rx_rdma_cnp_packets", "rx_rdma_ecn_packets",
+	// RDMA error
+	"rdma_req_rx_pkt_seq_err", "rdma_req_rx_rnr_retry_err",
+	"rdma_req_rx_remote_access_err", "rdma_req_rx_remote_inv_req_err",
+	"rdma_req_rx_remote_oper_err", "rdma_req_rx_implied_nak_seq_err",
+	"rdma_req_rx_cqe_err", "rdma_req_rx_cqe_flush_err",
+	"rdma_req_rx_dup_responses", "rdma_req_rx_invalid_packets",
+	"rdma_req_tx_local_access_err", "rdma_req_tx_local_oper_err",
+	"rdma_req_tx_memory_mgmt_err", "rdma_resp_rx_dup_requests",
+	"rdma_resp_rx_out_of_buffer", "rdma_resp_rx_out_of_seq_pkts",
+	"rdma_resp_rx_cqe_err", "rdma_resp_rx_cqe_flush_err",
+	"rdma_resp_rx_local_len_err", "rdma_resp_rx_inv_request_err",
+	"rdma_resp_rx_local_qp_oper_err", "rdma_resp_rx_out_of_atomic_resource",
+	"rdma_resp_tx_pkt_seq_err", "rdma_resp_tx_remote_inv_req_err",
+	"rdma_resp_tx_remote_access_err", "rdma_resp_tx_remote_oper_err",
+	"rdma_resp_tx_rnr_retry_err",
+}
+
+// Opcodes are the 18 WQE opcode names the server prints under
+// `WQEs by opcode:` (run-dir-format.md §3.2). Other names are kept as printed.
+var Opcodes = [...]string{
+	"RDMA_WRITE", "RDMA_WRITE_WITH_IMM", "SEND", "SEND_WITH_IMM", "RDMA_READ",
+	"ATOMIC_CMP_AND_SWP", "ATOMIC_FETCH_AND_ADD", "LSO", "SEND_WITH_INV",
+	"RDMA_READ_WITH_INV", "LOCAL_INV", "FAST_REG_MR", "MASKED_ATOMIC_CMP_SWP",
+	"MASKED_ATOMIC_FETCH", "BIND_MW", "REG_SIG_MR", "ERROR", "SEND_DC",
+}
+
+var (
+	lifIndex    = indexOf(LIFCounterNames[:])
+	opcodeIndex = indexOf(Opcodes[:])
+)
+
+func indexOf(names []string) map[string]string {
+	m := make(map[string]string, len(names))
+	for _, n := range names {
+		m[n] = n
+	}
+	return m
+}
+
+// lifName returns the interned name of a known LIF counter.
+func lifName(key []byte) (string, bool) {
+	n, ok := lifIndex[string(key)]
+	return n, ok
+}
+
+// opcodeName returns the interned name of a known opcode, or a copy of key.
+func opcodeName(key []byte) string {
+	if n, ok := opcodeIndex[string(key)]; ok {
+		return n
+	}
+	return string(key)
+}

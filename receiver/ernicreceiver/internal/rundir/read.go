@@ -1,0 +1,158 @@
+package rundir
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// ErrChanged marks a read during which the file was rewritten (its size or
+// mtime moved between the start and the end of the read).
+var ErrChanged = errors.New("file changed while it was read")
+
+// Reader reads run-directory files whose writers truncate and rewrite them
+// in place. It reuses one buffer across reads and is not safe for concurrent
+// use.
+type Reader struct {
+	// MaxBytes bounds how much of one file is read; a larger file is an error.
+	MaxBytes int64
+	// Backoff is the pause before each retry of a torn read; its length is
+	// the number of retries.
+	Backoff []time.Duration
+
+	buf   []byte
+	sleep func(time.Duration)
+}
+
+// DefaultBackoff retries a torn read three times within about 20 ms: the
+// server writes a whole file in a few write(2) calls, so a reader that lands
+// inside a rewrite sees the whole file a few milliseconds later.
+var DefaultBackoff = []time.Duration{2 * time.Millisecond, 5 * time.Millisecond, 12 * time.Millisecond}
+
+// NewReader returns a Reader with the given size bound and DefaultBackoff.
+func NewReader(maxBytes int64) *Reader {
+	return &Reader{MaxBytes: maxBytes, Backoff: DefaultBackoff, sleep: time.Sleep}
+}
+
+// ReadFile reads the whole of path once. The returned bytes alias the
+// Reader's buffer and are valid until the next call. It fails with an error
+// wrapping ErrChanged when the file's size or mtime moved during the read,
+// and with an error wrapping os.ErrNotExist when the file does not exist.
+func (r *Reader) ReadFile(path string) ([]byte, time.Time, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	defer f.Close()
+	before, err := f.Stat()
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if !before.Mode().IsRegular() {
+		return nil, time.Time{}, fmt.Errorf("%s: not a regular file", path)
+	}
+	if before.Size() > r.MaxBytes {
+		return nil, time.Time{}, fmt.Errorf("%s: %d bytes, over the limit of %d", path, before.Size(), r.MaxBytes)
+	}
+	if need := int(before.Size()) + 512; cap(r.buf) < need {
+		r.buf = make([]byte, 0, need)
+	}
+	data := r.buf[:0]
+	for {
+		if len(data) == cap(data) {
+			if int64(len(data)) > r.MaxBytes {
+				return nil, time.Time{}, fmt.Errorf("%s: over the limit of %d bytes", path, r.MaxBytes)
+			}
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, time.Time{}, err
+		}
+	}
+	r.buf = data
+	after, err := f.Stat()
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	if after.Size() != int64(len(data)) || !after.ModTime().Equal(before.ModTime()) {
+		return nil, time.Time{}, fmt.Errorf("%s: %w", path, ErrChanged)
+	}
+	return data, after.ModTime(), nil
+}
+
+// ReadStats reads and parses a stats file, retrying (after each Backoff
+// pause) while the read is torn: the file changed during the read, is not a
+// complete file (ErrIncomplete), or check rejects it. check may be nil; the
+// scraper uses it to reject a file that is complete in form but smaller than
+// one already seen from the same process. It returns the parsed file and its
+// mtime, or the last error; a missing file fails at once with an error
+// wrapping os.ErrNotExist.
+func (r *Reader) ReadStats(path string, check func(*Stats) error) (s *Stats, mtime time.Time, err error) {
+	err = r.retry(func() error {
+		data, mt, err := r.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if s, err = ParseStats(data); err == nil && check != nil {
+			err = check(s)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		mtime = mt
+		return nil
+	})
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return s, mtime, nil
+}
+
+// ReadManifest reads and parses instances.json with the same retries as
+// ReadStats.
+func (r *Reader) ReadManifest(path string) (m *Manifest, err error) {
+	err = r.retry(func() error {
+		data, _, err := r.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if m, err = ParseManifest(data); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// retry runs read until it succeeds, fails for a reason other than a torn
+// read, or the retries of r.Backoff are used up.
+func (r *Reader) retry(read func() error) error {
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			r.sleep(r.Backoff[attempt-1])
+		}
+		err := read()
+		if err == nil || !retryable(err) || attempt >= len(r.Backoff) {
+			return err
+		}
+	}
+}
+
+// ErrShrunk marks a stats file that is complete in form but holds fewer QP
+// blocks or LIF counters than a file the same process wrote before: those are
+// never removed while a server lives, so the read was cut.
+var ErrShrunk = errors.New("stats file lost QP blocks or LIF counters")
+
+func retryable(err error) bool {
+	return errors.Is(err, ErrIncomplete) || errors.Is(err, ErrChanged) || errors.Is(err, ErrShrunk)
+}

@@ -1,0 +1,476 @@
+package rundir
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// DeviceKey indexes one device-level counter of the `Device Statistics:`
+// section of a stats file.
+type DeviceKey uint8
+
+// Device counters, named after their stats-file keys. The first 15 are the
+// current server's, in file order; the rest are older servers' names
+// (run-dir-format.md §3.4).
+const (
+	Commands       DeviceKey = iota // commands
+	Bar0Reads                       // bar0_reads
+	Bar0Writes                      // bar0_writes
+	UARReads                        // uar_reads
+	UARWrites                       // uar_writes
+	MMIOReads                       // mmio_reads_total
+	MMIOWrites                      // mmio_writes_total
+	Interrupts                      // interrupts
+	ResetCount                      // reset_count
+	BytesSent                       // total_bytes_sent
+	BytesReceived                   // total_bytes_received
+	BytesRDMARead                   // total_bytes_rdma_read
+	BytesRDMAWrite                  // total_bytes_rdma_write
+	IPBytesTx                       // total_ip_bytes_tx
+	IPBytesRx                       // total_ip_bytes_rx
+	FLRResetCount                   // flr_reset_count (older servers)
+	RegsReads                       // regs_reads (older servers)
+	RegsWrites                      // regs_writes (older servers)
+	// NumDeviceKeys is the number of DeviceKey values.
+	NumDeviceKeys
+)
+
+var deviceKeyNames = [NumDeviceKeys]string{
+	"commands", "bar0_reads", "bar0_writes", "uar_reads", "uar_writes",
+	"mmio_reads_total", "mmio_writes_total", "interrupts", "reset_count",
+	"total_bytes_sent", "total_bytes_received", "total_bytes_rdma_read",
+	"total_bytes_rdma_write", "total_ip_bytes_tx", "total_ip_bytes_rx",
+	"flr_reset_count", "regs_reads", "regs_writes",
+}
+
+// String returns the stats-file key of k.
+func (k DeviceKey) String() string {
+	if k < NumDeviceKeys {
+		return deviceKeyNames[k]
+	}
+	return "DeviceKey(" + strconv.Itoa(int(k)) + ")"
+}
+
+func lookupDeviceKey(key []byte) (DeviceKey, bool) {
+	for k := range NumDeviceKeys {
+		if string(key) == deviceKeyNames[k] {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
+// QPKey indexes one counter of a `QP <handle>:` block.
+type QPKey uint8
+
+// Per-QP counters, named after their stats-file keys. The first eight are the
+// current server's; DoorbellSRQ and Continuations appear in older files.
+const (
+	QPDoorbellSend   QPKey = iota // doorbell_send
+	QPDoorbellRecv                // doorbell_recv
+	QPWQEsProcessed               // wqes_processed
+	QPCQEsPosted                  // cqes_posted
+	QPBytesSent                   // bytes_sent
+	QPBytesReceived               // bytes_received
+	QPBytesRDMARead               // bytes_rdma_read
+	QPBytesRDMAWrite              // bytes_rdma_write
+	QPDoorbellSRQ                 // doorbell_srq (older servers)
+	QPContinuations               // continuations (older servers)
+	// NumQPKeys is the number of QPKey values.
+	NumQPKeys
+)
+
+var qpKeyNames = [NumQPKeys]string{
+	"doorbell_send", "doorbell_recv", "wqes_processed", "cqes_posted",
+	"bytes_sent", "bytes_received", "bytes_rdma_read", "bytes_rdma_write",
+	"doorbell_srq", "continuations",
+}
+
+// String returns the stats-file key of k.
+func (k QPKey) String() string {
+	if k < NumQPKeys {
+		return qpKeyNames[k]
+	}
+	return "QPKey(" + strconv.Itoa(int(k)) + ")"
+}
+
+func lookupQPKey(key []byte) (QPKey, bool) {
+	for k := range NumQPKeys {
+		if string(key) == qpKeyNames[k] {
+			return k, true
+		}
+	}
+	return 0, false
+}
+
+// Counter is one named unsigned 64-bit counter line (`name : N`).
+type Counter struct {
+	Name  string
+	Value uint64
+}
+
+// Device holds the device-level counters of a stats file, indexed by
+// DeviceKey; Has tells which keys the file printed.
+type Device struct {
+	values  [NumDeviceKeys]uint64
+	present uint32
+}
+
+// Get returns the value of k and whether the file printed it.
+func (d *Device) Get(k DeviceKey) (uint64, bool) {
+	return d.values[k], d.present&(1<<k) != 0
+}
+
+func (d *Device) set(k DeviceKey, v uint64) bool {
+	dup := d.present&(1<<k) != 0
+	d.values[k] = v
+	d.present |= 1 << k
+	return !dup
+}
+
+// QP is one `QP <handle>:` block of the `Per-QP Statistics:` section.
+type QP struct {
+	// Handle is the decimal uint32 of the block header.
+	Handle  uint32
+	values  [NumQPKeys]uint64
+	present uint16
+	// Opcodes are the `WQEs by opcode:` lines in file order (only opcodes
+	// whose count is > 0 are printed), without `(other opcodes)`.
+	Opcodes []Counter
+	// Other is the `(other opcodes)` value: wqes_processed minus the printed
+	// opcodes, computed by the server in uint64 arithmetic, so a value near
+	// 2^64 is a wrapped difference, not a count. HasOther tells whether the
+	// line was printed.
+	Other    uint64
+	HasOther bool
+}
+
+// Get returns the value of k and whether the block printed it.
+func (q *QP) Get(k QPKey) (uint64, bool) {
+	return q.values[k], q.present&(1<<k) != 0
+}
+
+// Stats is one parsed <id>.stats file.
+type Stats struct {
+	// Instance: section, string values as printed (empty when absent).
+	Socket, Backend, PCI, MAC string
+	// Connection is the raw `connection` string; HasConnection is false when
+	// the file has no such line (the state is then "unknown").
+	Connection    string
+	HasConnection bool
+	// WriteCount is the `Write count : N` line: stats writes the server
+	// process completed before this one.
+	WriteCount    uint64
+	HasWriteCount bool
+	// Device holds the `Device Statistics:` counters.
+	Device Device
+	// QPs are the QP blocks in file order (the server's hash-table order).
+	QPs []QP
+	// LIF holds the ionic LIF counters: every key of a section whose header
+	// starts with "LIF", and known LIF names met at device level; file order.
+	LIF []Counter
+	// Problems lists lines the parser could not use (a counter key with a
+	// value that is not an unsigned 64-bit integer, a duplicate QP...). The
+	// rest of the file is still usable.
+	Problems []error
+}
+
+// ErrIncomplete marks a stats file that is not a whole file of any known
+// server format: empty, cut inside a line, or cut before its end (run-dir-
+// format.md §4). A reader racing the server's in-place rewrite sees such
+// files; nothing from them may be published.
+var ErrIncomplete = errors.New("incomplete stats file")
+
+func incomplete(reason string) error {
+	return fmt.Errorf("%w: %s", ErrIncomplete, reason)
+}
+
+// LineError is a problem with one line of a stats file.
+type LineError struct {
+	Line int // 1-based line number
+	Msg  string
+}
+
+func (e *LineError) Error() string { return "line " + strconv.Itoa(e.Line) + ": " + e.Msg }
+
+type section uint8
+
+const (
+	secPreamble section = iota
+	secInstance
+	secDevice
+	secQPs
+	secLIF
+	secOther
+)
+
+const (
+	headerDevice = "Device Statistics:"
+	headerQPs    = "Per-QP Statistics:"
+	noQPsLine    = "(no QPs created yet)"
+	otherOpcodes = "(other opcodes)"
+	writeCount   = "Write count"
+)
+
+// ParseStats parses a whole stats file. It returns an error wrapping
+// ErrIncomplete when data is not a complete file (spec §4): it must end with
+// a newline, contain the `Per-QP Statistics:` header, and end either right
+// after that header (or the old `(no QPs created yet)` line) or with an empty
+// line; and the device section must hold the counters every server format
+// prints. Problems with single lines do not fail the parse; they are listed
+// in Stats.Problems.
+func ParseStats(data []byte) (*Stats, error) {
+	s := &Stats{}
+	if err := parseStatsInto(s, data); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func parseStatsInto(s *Stats, data []byte) error {
+	if len(data) == 0 {
+		return incomplete("empty file")
+	}
+	if data[len(data)-1] != '\n' {
+		return incomplete("file does not end with a newline (cut inside a line)")
+	}
+	var (
+		sec       = secPreamble
+		qp        *QP // current QP block, nil outside one
+		inOpcodes bool
+		sawQPs    bool
+		lastLine  []byte // last non-empty stripped line
+		lineNo    int
+	)
+	qpIndex := map[uint32]struct{}{}
+	for rest := data; len(rest) > 0; {
+		lineNo++
+		nl := bytes.IndexByte(rest, '\n')
+		raw := rest[:nl]
+		rest = rest[nl+1:]
+		line := bytes.TrimSpace(raw)
+		if len(line) == 0 {
+			// An empty line ends a QP block.
+			qp, inOpcodes = nil, false
+			continue
+		}
+		lastLine = line
+		column0 := raw[0] != ' ' && raw[0] != '\t'
+		key, val, hasVal := splitLine(line)
+
+		// Bare header at column 0: starts a section and closes any QP.
+		if column0 && !hasVal && line[len(line)-1] == ':' {
+			qp, inOpcodes = nil, false
+			switch {
+			case string(line) == "Instance:":
+				sec = secInstance
+			case string(line) == headerDevice:
+				sec = secDevice
+			case string(line) == headerQPs:
+				sec = secQPs
+				sawQPs = true
+			case bytes.HasPrefix(line, []byte("LIF")):
+				sec = secLIF
+			default:
+				sec = secOther
+			}
+			continue
+		}
+		if column0 && bytes.HasPrefix(line, []byte(writeCount)) {
+			// `Write count : N`, or `Write count: N` in older servers.
+			v := bytes.TrimSpace(bytes.TrimPrefix(line[len(writeCount):], []byte(":")))
+			if !hasVal {
+				val = v
+			}
+			n, ok := parseUint(val)
+			if !ok {
+				s.Problems = append(s.Problems, &LineError{lineNo, fmt.Sprintf("Write count %q is not an unsigned 64-bit integer", val)})
+				continue
+			}
+			s.WriteCount, s.HasWriteCount = n, true
+			continue
+		}
+
+		switch sec {
+		case secInstance:
+			if !hasVal {
+				continue
+			}
+			switch string(key) {
+			case "socket":
+				s.Socket = string(val)
+			case "backend":
+				s.Backend = string(val)
+			case "pci":
+				s.PCI = string(val)
+			case "mac":
+				s.MAC = string(val)
+			case "connection":
+				s.Connection, s.HasConnection = string(val), true
+			}
+		case secDevice:
+			if !hasVal {
+				continue
+			}
+			if name, ok := lifName(key); ok {
+				s.addLIF(name, val, lineNo)
+				continue
+			}
+			k, known := lookupDeviceKey(key)
+			if !known {
+				continue // a key a newer server added; not published
+			}
+			n, ok := parseUint(val)
+			if !ok {
+				s.Problems = append(s.Problems, &LineError{lineNo, fmt.Sprintf("device counter %s: %q is not an unsigned 64-bit integer", key, val)})
+				continue
+			}
+			if !s.Device.set(k, n) {
+				s.Problems = append(s.Problems, &LineError{lineNo, "device counter " + string(key) + " printed twice; the last value is used"})
+			}
+		case secQPs:
+			if h, ok := qpHeader(line); ok {
+				inOpcodes = false
+				if _, dup := qpIndex[h]; dup {
+					s.Problems = append(s.Problems, &LineError{lineNo, "QP " + strconv.FormatUint(uint64(h), 10) + " printed twice; the second block is ignored"})
+					qp = nil
+					continue
+				}
+				qpIndex[h] = struct{}{}
+				s.QPs = append(s.QPs, QP{Handle: h})
+				qp = &s.QPs[len(s.QPs)-1]
+				continue
+			}
+			if qp == nil {
+				continue // `(no QPs created yet)`, or lines of an ignored block
+			}
+			if !hasVal {
+				if string(line) == "WQEs by opcode:" {
+					inOpcodes = true
+					continue
+				}
+				if inOpcodes {
+					// Older servers print `NAME: N` for 20- and 21-character names.
+					if i := bytes.LastIndexByte(line, ':'); i > 0 {
+						key, val, hasVal = bytes.TrimSpace(line[:i]), bytes.TrimSpace(line[i+1:]), true
+					}
+				}
+				if !hasVal {
+					continue
+				}
+			}
+			n, ok := parseUint(val)
+			if !ok {
+				s.Problems = append(s.Problems, &LineError{lineNo, fmt.Sprintf("QP %d %s: %q is not an unsigned 64-bit integer", qp.Handle, key, val)})
+				continue
+			}
+			if inOpcodes {
+				if string(key) == otherOpcodes {
+					qp.Other, qp.HasOther = n, true
+				} else {
+					qp.Opcodes = append(qp.Opcodes, Counter{Name: opcodeName(key), Value: n})
+				}
+				continue
+			}
+			if k, known := lookupQPKey(key); known {
+				qp.values[k] = n
+				qp.present |= 1 << k
+			}
+		case secLIF:
+			if hasVal {
+				name, ok := lifName(key)
+				if !ok {
+					name = string(key)
+				}
+				s.addLIF(name, val, lineNo)
+			}
+		}
+	}
+
+	if !sawQPs {
+		return incomplete("no \"" + headerQPs + "\" header")
+	}
+	// A whole file ends right after the QP header (or the old no-QPs line)
+	// or with an empty line after its last block or trailing section.
+	endsBlank := len(data) >= 2 && data[len(data)-2] == '\n'
+	if !endsBlank && string(lastLine) != headerQPs && string(lastLine) != noQPsLine {
+		return incomplete("file does not end with an empty line (cut inside a block)")
+	}
+	for _, group := range requiredDevice {
+		found := false
+		for _, k := range group {
+			if _, ok := s.Device.Get(k); ok {
+				found = true
+			}
+		}
+		if !found {
+			return fmt.Errorf("device counter %s missing: not a stats file of a known server format", group[0])
+		}
+	}
+	return nil
+}
+
+// requiredDevice lists the device counters every known server format prints
+// (any one key of each group).
+var requiredDevice = [][]DeviceKey{
+	{Commands}, {Interrupts}, {ResetCount, FLRResetCount},
+	{MMIOReads, RegsReads}, {MMIOWrites, RegsWrites},
+	{BytesSent}, {BytesReceived}, {BytesRDMARead}, {BytesRDMAWrite},
+}
+
+func (s *Stats) addLIF(name string, val []byte, lineNo int) {
+	n, ok := parseUint(val)
+	if !ok {
+		s.Problems = append(s.Problems, &LineError{lineNo, fmt.Sprintf("LIF counter %s: %q is not an unsigned 64-bit integer", name, val)})
+		return
+	}
+	s.LIF = append(s.LIF, Counter{Name: name, Value: n})
+}
+
+// splitLine applies the line rule of spec §3.1 to a stripped line: split at
+// the first " : " and strip both halves.
+func splitLine(line []byte) (key, val []byte, ok bool) {
+	i := bytes.Index(line, []byte(" : "))
+	if i < 0 {
+		// A line ending in " :" has an empty value.
+		if bytes.HasSuffix(line, []byte(" :")) {
+			return bytes.TrimSpace(line[:len(line)-2]), nil, true
+		}
+		return nil, nil, false
+	}
+	return bytes.TrimSpace(line[:i]), bytes.TrimSpace(line[i+3:]), true
+}
+
+// qpHeader recognises `QP <handle>:` with a decimal uint32 handle.
+func qpHeader(line []byte) (uint32, bool) {
+	if !bytes.HasPrefix(line, []byte("QP ")) || line[len(line)-1] != ':' {
+		return 0, false
+	}
+	n, ok := parseUint(bytes.TrimSpace(line[3 : len(line)-1]))
+	if !ok || n > 1<<32-1 {
+		return 0, false
+	}
+	return uint32(n), true
+}
+
+// parseUint parses an unsigned decimal without sign or separators; it fails
+// on anything else and on values above 2^64-1.
+func parseUint(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	var n uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if n > (1<<64-1-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
+}

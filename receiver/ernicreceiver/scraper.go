@@ -1,0 +1,387 @@
+package ernicreceiver // import "github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.uber.org/zap"
+
+	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/metadata"
+	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/procs"
+	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/rundir"
+)
+
+// ernicScraper turns the run directory and /proc into metrics. It keeps, per
+// manifest instance, the owning process and its last complete stats file, so
+// that counters carry the process start time and a torn read never publishes
+// a cut file.
+type ernicScraper struct {
+	cfg    *Config
+	logger *zap.Logger
+	mb     *metadata.MetricsBuilder
+	reader *rundir.Reader
+	procs  *procs.Table
+	faults *faultLimiter
+	now    func() time.Time
+
+	manifest  *rundir.Manifest // last manifest read whole
+	instances map[int64]*instanceState
+}
+
+func newScraper(cfg *Config, set receiver.Settings) *ernicScraper {
+	return &ernicScraper{
+		cfg:       cfg,
+		logger:    set.Logger,
+		mb:        metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		reader:    rundir.NewReader(cfg.MaxFileBytes),
+		faults:    newFaultLimiter(faultInterval),
+		now:       time.Now,
+		instances: map[int64]*instanceState{},
+	}
+}
+
+// start opens proc_dir; an unusable proc_dir stops the collector with a
+// clear error rather than reporting every instance as down.
+func (s *ernicScraper) start(context.Context, component.Host) error {
+	t, err := procs.New(s.cfg.ProcDir)
+	if err != nil {
+		return fmt.Errorf("ernic receiver: %w (set proc_dir to the host's proc filesystem)", err)
+	}
+	if _, err := t.BootTime(); err != nil {
+		return fmt.Errorf("ernic receiver: proc_dir %q: %w (set proc_dir to the host's proc filesystem)", s.cfg.ProcDir, err)
+	}
+	s.procs = t
+	return nil
+}
+
+// scrapeErrors collects this scrape's faults. Only faults the limiter finds
+// due are returned (and so logged); all of them count as failed points.
+type scrapeErrors struct {
+	s      *ernicScraper
+	now    time.Time
+	errs   []error
+	failed int
+}
+
+func (e *scrapeErrors) add(key string, failed int, err error) {
+	e.failed += failed
+	if e.s.faults.due(key, e.now) {
+		e.errs = append(e.errs, err)
+	}
+}
+
+func (s *ernicScraper) scrape(context.Context) (pmetric.Metrics, error) {
+	now := s.now()
+	ts := pcommon.NewTimestampFromTime(now)
+	errs := &scrapeErrors{s: s, now: now}
+	s.faults.prune(now)
+
+	m, ok := s.readManifest(errs)
+	if ok {
+		s.recordInstances(m, now, ts, errs)
+	}
+	md := s.mb.Emit()
+	if len(errs.errs) == 0 {
+		return md, nil
+	}
+	err := errors.Join(errs.errs...)
+	if md.DataPointCount() == 0 {
+		return md, err
+	}
+	return md, scrapererror.NewPartialScrapeError(err, errs.failed)
+}
+
+// readManifest reads instances.json. A missing run directory or manifest
+// means nothing to publish; a manifest that stays torn or invalid through
+// the retries falls back to the last good one.
+func (s *ernicScraper) readManifest(errs *scrapeErrors) (*rundir.Manifest, bool) {
+	path := filepath.Join(s.cfg.RunDir, rundir.ManifestFile)
+	m, err := s.reader.ReadManifest(path)
+	if err == nil {
+		for _, p := range m.Problems {
+			errs.add("manifest-entry:"+p.Error(), 1, fmt.Errorf("%s: %w", path, p))
+		}
+		s.manifest = m
+		return m, true
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, dirErr := os.Stat(s.cfg.RunDir); dirErr != nil {
+			errs.add("run-dir", 0, fmt.Errorf("run directory %s: %w; nothing to publish until rocm-ernic creates it", s.cfg.RunDir, dirErr))
+		} else {
+			errs.add("manifest-missing", 0, fmt.Errorf("%s does not exist yet; nothing to publish until the launcher writes it", path))
+		}
+		s.manifest = nil
+		clear(s.instances)
+		return nil, false
+	}
+	if s.manifest != nil {
+		errs.add("manifest", 1, fmt.Errorf("%w; using the last complete manifest", err))
+		return s.manifest, true
+	}
+	errs.add("manifest", 1, err)
+	return nil, false
+}
+
+func (s *ernicScraper) recordInstances(m *rundir.Manifest, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
+	// Forget instances that left the manifest.
+	for id := range s.instances {
+		if !slices.ContainsFunc(m.Instances, func(i rundir.Instance) bool { return i.ID == id }) {
+			delete(s.instances, id)
+		}
+	}
+	vms := 0
+	for i := range m.Instances {
+		inst := &m.Instances[i]
+		if inst.VM != nil && inst.VM.Attached {
+			vms++
+		}
+		s.recordInstance(inst, now, ts, errs)
+	}
+	s.mb.RecordErnicInstancesDataPoint(ts, int64(len(m.Instances)))
+	s.mb.RecordErnicVmsDataPoint(ts, int64(vms))
+}
+
+func (s *ernicScraper) recordInstance(inst *rundir.Instance, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
+	id := strconv.FormatInt(inst.ID, 10)
+	st := s.instances[inst.ID]
+	if st == nil {
+		st = &instanceState{}
+		s.instances[inst.ID] = st
+	}
+
+	proc, err := s.procs.Lookup(inst.PID)
+	if err != nil {
+		errs.add("proc:"+id, 1, fmt.Errorf("instance %s: %w", id, err))
+	}
+	st.track(inst.PID, proc.Start, now)
+
+	up := int64(0)
+	if proc.Alive {
+		up = 1
+		if !proc.Start.IsZero() {
+			s.mb.RecordErnicInstanceUptimeDataPoint(ts, now.Sub(proc.Start).Seconds(), id, inst.Role)
+		}
+	}
+	s.mb.RecordErnicInstanceUpDataPoint(ts, up, id, inst.Role, inst.MAC)
+	s.recordVM(inst, id, now, ts)
+
+	path := filepath.Join(s.cfg.RunDir, inst.StatsFile())
+	stats, mtime, err := s.reader.ReadStats(path, st.checkShape)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// The server has not written its first file yet: no device metrics.
+		st.stats = nil
+	case err != nil:
+		what := "no device metrics this scrape"
+		if st.stats != nil {
+			what = "publishing the last complete read of " + st.seenAt.Format(time.RFC3339)
+		}
+		errs.add("stats:"+id, 1, fmt.Errorf("instance %s: %w; %s", id, err, what))
+	case !st.procStart.IsZero() && mtime.Before(st.procStart):
+		// Left by the previous server process; the new one has not
+		// written yet. Its counters belong to another start time.
+		st.stats = nil
+	default:
+		for _, p := range stats.Problems {
+			errs.add("stats-line:"+id+":"+p.Error(), 1, fmt.Errorf("%s: %w", path, p))
+		}
+		st.accept(stats, mtime, now)
+	}
+	if st.stats != nil {
+		s.recordStats(st, id, inst.Role, now, ts)
+	}
+}
+
+func (s *ernicScraper) recordVM(inst *rundir.Instance, id string, now time.Time, ts pcommon.Timestamp) {
+	vm := inst.VM
+	if vm == nil || !vm.Attached {
+		s.mb.RecordErnicVMAttachedDataPoint(ts, 0, id, inst.Role, "")
+		return
+	}
+	s.mb.RecordErnicVMAttachedDataPoint(ts, 1, id, inst.Role, vm.Name)
+	gpu := int64(0)
+	if vm.GPU != "" {
+		gpu = 1
+	}
+	s.mb.RecordErnicVMGpuPassthroughDataPoint(ts, gpu, id, inst.Role)
+	switch {
+	case vm.HasLaunchedAt:
+		launched := time.Unix(0, int64(vm.LaunchedAt*float64(time.Second)))
+		s.mb.RecordErnicVMUptimeDataPoint(ts, now.Sub(launched).Seconds(), id, inst.Role)
+	case vm.PID > 0:
+		if p, err := s.procs.Lookup(vm.PID); err == nil && p.Alive && !p.Start.IsZero() {
+			s.mb.RecordErnicVMUptimeDataPoint(ts, now.Sub(p.Start).Seconds(), id, inst.Role)
+		}
+	}
+}
+
+// deviceCounters maps the device-level counters to their metrics; where a
+// metric has several keys, the first one the file printed is used (current
+// server name first, then the older servers').
+var deviceCounters = []struct {
+	keys   []rundir.DeviceKey
+	record func(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, v int64, id, role string)
+}{
+	{[]rundir.DeviceKey{rundir.Commands}, (*metadata.MetricsBuilder).RecordErnicCommandsDataPoint},
+	{[]rundir.DeviceKey{rundir.Interrupts}, (*metadata.MetricsBuilder).RecordErnicInterruptsDataPoint},
+	{[]rundir.DeviceKey{rundir.ResetCount, rundir.FLRResetCount}, (*metadata.MetricsBuilder).RecordErnicFlrResetDataPoint},
+	{[]rundir.DeviceKey{rundir.MMIOReads, rundir.RegsReads}, (*metadata.MetricsBuilder).RecordErnicMmioReadsDataPoint},
+	{[]rundir.DeviceKey{rundir.MMIOWrites, rundir.RegsWrites}, (*metadata.MetricsBuilder).RecordErnicMmioWritesDataPoint},
+	{[]rundir.DeviceKey{rundir.BytesSent}, (*metadata.MetricsBuilder).RecordErnicRdmaBytesSentDataPoint},
+	{[]rundir.DeviceKey{rundir.BytesReceived}, (*metadata.MetricsBuilder).RecordErnicRdmaBytesReceivedDataPoint},
+	{[]rundir.DeviceKey{rundir.BytesRDMARead}, (*metadata.MetricsBuilder).RecordErnicRdmaBytesReadDataPoint},
+	{[]rundir.DeviceKey{rundir.BytesRDMAWrite}, (*metadata.MetricsBuilder).RecordErnicRdmaBytesWriteDataPoint},
+	{[]rundir.DeviceKey{rundir.IPBytesTx}, (*metadata.MetricsBuilder).RecordErnicIPBytesTxDataPoint},
+	{[]rundir.DeviceKey{rundir.IPBytesRx}, (*metadata.MetricsBuilder).RecordErnicIPBytesRxDataPoint},
+}
+
+// qpCounters maps the per-QP counters to their metrics.
+var qpCounters = []struct {
+	key    rundir.QPKey
+	record func(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, v int64, id, role, qp string)
+}{
+	{rundir.QPBytesSent, (*metadata.MetricsBuilder).RecordErnicQpBytesSentDataPoint},
+	{rundir.QPBytesReceived, (*metadata.MetricsBuilder).RecordErnicQpBytesReceivedDataPoint},
+	{rundir.QPBytesRDMARead, (*metadata.MetricsBuilder).RecordErnicQpBytesRdmaReadDataPoint},
+	{rundir.QPBytesRDMAWrite, (*metadata.MetricsBuilder).RecordErnicQpBytesRdmaWriteDataPoint},
+	{rundir.QPWQEsProcessed, (*metadata.MetricsBuilder).RecordErnicQpWqesProcessedDataPoint},
+	{rundir.QPCQEsPosted, (*metadata.MetricsBuilder).RecordErnicQpCqesPostedDataPoint},
+	{rundir.QPDoorbellSend, (*metadata.MetricsBuilder).RecordErnicQpDoorbellSendDataPoint},
+	{rundir.QPDoorbellRecv, (*metadata.MetricsBuilder).RecordErnicQpDoorbellRecvDataPoint},
+}
+
+// recordStats records the device, LIF and per-QP metrics of the instance's
+// current snapshot, with the counters' start time set to the instance's.
+func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.Time, ts pcommon.Timestamp) {
+	s.mb.Reset(metadata.WithStartTime(st.start))
+	stats := st.stats
+	counter := func(name string, v uint64) (int64, bool) {
+		if v <= math.MaxInt64 {
+			return int64(v), true
+		}
+		if !st.overflowLogged[name] {
+			if st.overflowLogged == nil {
+				st.overflowLogged = map[string]bool{}
+			}
+			st.overflowLogged[name] = true
+			s.logger.Warn("Counter above 2^63-1 not published (an OTLP/Prometheus integer cannot hold it); logged once per server process",
+				zap.String("ernic.id", id), zap.String("counter", name), zap.Uint64("value", v), zap.Int("pid", st.pid))
+		}
+		return 0, false
+	}
+
+	state := "unknown"
+	if stats.HasConnection {
+		state = stats.Connection
+	}
+	connected := int64(0)
+	if strings.HasPrefix(state, "connected") {
+		connected = 1
+	}
+	s.mb.RecordErnicConnectionUpDataPoint(ts, connected, id, role, state)
+	s.mb.RecordErnicQpCountDataPoint(ts, int64(len(stats.QPs)), id, role)
+	s.mb.RecordErnicStatsAgeDataPoint(ts, now.Sub(st.statsTime).Seconds(), id, role)
+	if stats.HasWriteCount {
+		if v, ok := counter("Write count", stats.WriteCount); ok {
+			s.mb.RecordErnicStatsWritesDataPoint(ts, v, id, role)
+		}
+	}
+
+	dev := &stats.Device
+	for _, c := range deviceCounters {
+		for _, k := range c.keys {
+			if raw, ok := dev.Get(k); ok {
+				if v, ok := counter(k.String(), raw); ok {
+					c.record(s.mb, ts, v, id, role)
+				}
+				break
+			}
+		}
+	}
+	if total, ok := sumDevice(dev, rundir.BytesSent, rundir.BytesReceived, rundir.BytesRDMARead, rundir.BytesRDMAWrite); ok {
+		if v, ok := counter("rdma bytes (sent+received+read+write)", total); ok {
+			s.mb.RecordErnicRdmaBytesDataPoint(ts, v, id, role)
+		}
+	}
+	if total, ok := sumDevice(dev, rundir.IPBytesTx, rundir.IPBytesRx); ok {
+		if v, ok := counter("ip bytes (tx+rx)", total); ok {
+			s.mb.RecordErnicIPBytesDataPoint(ts, v, id, role)
+		}
+	}
+
+	for _, c := range stats.LIF {
+		if v, ok := counter(c.Name, c.Value); ok {
+			s.mb.RecordErnicLifCounterDataPoint(ts, v, id, role, c.Name)
+		}
+	}
+
+	qps := publishedQPs(stats.QPs, s.cfg.MaxQPsPerInstance)
+	s.mb.RecordErnicQpUnpublishedDataPoint(ts, int64(len(stats.QPs)-len(qps)), id, role)
+	byOpcode := s.cfg.Metrics.ErnicQpWqesByOpcode.Enabled
+	for _, q := range qps {
+		handle := strconv.FormatUint(uint64(q.Handle), 10)
+		for _, c := range qpCounters {
+			if raw, ok := q.Get(c.key); ok {
+				if v, ok := counter("QP "+handle+" "+c.key.String(), raw); ok {
+					c.record(s.mb, ts, v, id, role, handle)
+				}
+			}
+		}
+		if !byOpcode {
+			continue
+		}
+		for _, op := range q.Opcodes {
+			if v, ok := counter("QP "+handle+" opcode "+op.Name, op.Value); ok {
+				s.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, v, id, role, handle, op.Name)
+			}
+		}
+		// A wrapped `(other opcodes)` is the server's unsigned subtraction
+		// going below zero: garbage by design, dropped without a log line.
+		if q.HasOther && q.Other <= math.MaxInt64 {
+			s.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, int64(q.Other), id, role, handle, "other")
+		}
+	}
+}
+
+// sumDevice adds the given device counters; false when one is missing or the
+// sum overflows uint64.
+func sumDevice(d *rundir.Device, keys ...rundir.DeviceKey) (uint64, bool) {
+	var total uint64
+	for _, k := range keys {
+		v, ok := d.Get(k)
+		if !ok || total+v < total {
+			return 0, false
+		}
+		total += v
+	}
+	return total, true
+}
+
+// publishedQPs returns the QPs whose series are published: all of them, or
+// with a limit the limit QPs of lowest handle (handles only accumulate while
+// a server lives, so the choice is stable from scrape to scrape).
+func publishedQPs(qps []rundir.QP, limit int) []*rundir.QP {
+	out := make([]*rundir.QP, len(qps))
+	for i := range qps {
+		out[i] = &qps[i]
+	}
+	if limit > 0 && len(out) > limit {
+		slices.SortFunc(out, func(a, b *rundir.QP) int { return int(int64(a.Handle) - int64(b.Handle)) })
+		out = out[:limit]
+	}
+	return out
+}
