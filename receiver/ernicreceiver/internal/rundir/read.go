@@ -91,10 +91,18 @@ func (r *Reader) ReadFile(path string) ([]byte, time.Time, error) {
 // pause) while the read is torn: the file changed during the read, is not a
 // complete file (ErrIncomplete), or check rejects it. check may be nil; the
 // scraper uses it to reject a file that is complete in form but smaller than
-// one already seen from the same process. It returns the parsed file and its
-// mtime, or the last error; a missing file fails at once with an error
-// wrapping os.ErrNotExist.
+// one already seen from the same process.
+//
+// A file that looks whole but whose size is a multiple of the writer's stdio
+// buffer (StdioBuffer) is where a cut between two write(2) calls would end;
+// it is accepted only when a second read after a pause finds the same size
+// and mtime.
+//
+// It returns the parsed file and its mtime, or the last error; a missing
+// file fails at once with an error wrapping os.ErrNotExist.
 func (r *Reader) ReadStats(path string, check func(*Stats) error) (s *Stats, mtime time.Time, err error) {
+	var suspectSize int64 = -1
+	var suspectTime time.Time
 	err = r.retry(func() error {
 		data, mt, err := r.ReadFile(path)
 		if err != nil {
@@ -106,6 +114,12 @@ func (r *Reader) ReadStats(path string, check func(*Stats) error) (s *Stats, mti
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
+		size := int64(len(data))
+		if size%StdioBuffer == 0 && (size != suspectSize || !mt.Equal(suspectTime)) {
+			suspectSize, suspectTime = size, mt
+			return fmt.Errorf("%s: %w: %d bytes, a multiple of the writer's %d-byte buffer, not confirmed by a second read",
+				path, ErrChanged, size, StdioBuffer)
+		}
 		mtime = mt
 		return nil
 	})
@@ -114,6 +128,11 @@ func (r *Reader) ReadStats(path string, check func(*Stats) error) (s *Stats, mti
 	}
 	return s, mtime, nil
 }
+
+// StdioBuffer is the size of the stdio buffer through which the server
+// writes its stats file: a reader racing the writer sees the file cut at a
+// multiple of it.
+const StdioBuffer = 4096
 
 // ReadManifest reads and parses instances.json with the same retries as
 // ReadStats.

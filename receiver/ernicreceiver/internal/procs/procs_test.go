@@ -1,0 +1,67 @@
+package procs
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const fakeProc = "../../../../testdata/proc/basic"
+
+func TestLookupFakeProc(t *testing.T) {
+	tab, err := New(fakeProc)
+	require.NoError(t, err)
+	boot, err := tab.BootTime()
+	require.NoError(t, err)
+	assert.Equal(t, time.Unix(1767225000, 0), boot)
+
+	p, err := tab.Lookup(4100)
+	require.NoError(t, err)
+	assert.Equal(t, Process{Alive: true, Start: time.Unix(1767225010, 0)}, p, "btime + 1000 ticks of 10 ms")
+
+	p, err = tab.Lookup(4117)
+	require.NoError(t, err)
+	assert.Equal(t, time.Unix(1767225025, 500_000_000), p.Start, "comm with spaces and parentheses")
+
+	p, err = tab.Lookup(4200)
+	require.NoError(t, err)
+	assert.Equal(t, Process{}, p, "a zombie is dead")
+
+	p, err = tab.Lookup(99999)
+	require.NoError(t, err)
+	assert.Equal(t, Process{}, p, "no /proc entry: dead")
+
+	p, err = tab.Lookup(0)
+	require.NoError(t, err)
+	assert.False(t, p.Alive, "no pid in the manifest")
+}
+
+func TestLookupUnreadableStat(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(root+"/stat", []byte("btime 100\n"), 0o644))
+	require.NoError(t, os.Mkdir(root+"/77", 0o755))
+	require.NoError(t, os.WriteFile(root+"/77/stat", []byte("garbage"), 0o644))
+	tab, err := New(root)
+	require.NoError(t, err)
+	p, err := tab.Lookup(77)
+	require.Error(t, err)
+	assert.Equal(t, Process{Alive: true}, p, "the directory exists: alive, start unknown")
+}
+
+func TestLookupRealProc(t *testing.T) {
+	tab, err := New("/proc")
+	require.NoError(t, err)
+	p, err := tab.Lookup(os.Getpid())
+	require.NoError(t, err)
+	assert.True(t, p.Alive)
+	// The test process started within the last hour and not in the future.
+	assert.WithinDuration(t, time.Now().Add(-30*time.Minute), p.Start, 31*time.Minute)
+}
+
+func TestNewRejectsMissingRoot(t *testing.T) {
+	_, err := New("/nonexistent/proc")
+	require.ErrorContains(t, err, `proc_dir "/nonexistent/proc"`)
+}

@@ -1,0 +1,113 @@
+package rundir
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func testReader(sleeps *[]time.Duration) *Reader {
+	r := NewReader(1 << 20)
+	r.sleep = func(d time.Duration) { *sleeps = append(*sleeps, d) }
+	return r
+}
+
+func writeFile(t *testing.T, data string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "2.stats")
+	require.NoError(t, os.WriteFile(path, []byte(data), 0o644))
+	return path
+}
+
+func TestReadStatsWholeFile(t *testing.T) {
+	var sleeps []time.Duration
+	path := writeFile(t, string(readTestdata(t, "rundir/basic/2.stats")))
+	s, mtime, err := testReader(&sleeps).ReadStats(path, nil)
+	require.NoError(t, err)
+	assert.Len(t, s.QPs, 2)
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, fi.ModTime(), mtime)
+	assert.Empty(t, sleeps, "a whole file is read once")
+}
+
+func TestReadStatsMissing(t *testing.T) {
+	var sleeps []time.Duration
+	_, _, err := testReader(&sleeps).ReadStats(filepath.Join(t.TempDir(), "1.stats"), nil)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	assert.Empty(t, sleeps, "a missing file is not retried")
+}
+
+func TestReadStatsTornRetriesThenFails(t *testing.T) {
+	var sleeps []time.Duration
+	whole := string(readTestdata(t, "rundir/basic/2.stats"))
+	path := writeFile(t, whole[:1000])
+	_, _, err := testReader(&sleeps).ReadStats(path, nil)
+	require.ErrorIs(t, err, ErrIncomplete)
+	assert.Equal(t, DefaultBackoff, sleeps)
+	assert.Contains(t, err.Error(), path)
+}
+
+func TestReadStatsTornThenWhole(t *testing.T) {
+	whole := string(readTestdata(t, "rundir/basic/2.stats"))
+	path := writeFile(t, "")
+	r := NewReader(1 << 20)
+	r.sleep = func(time.Duration) { require.NoError(t, os.WriteFile(path, []byte(whole), 0o644)) }
+	s, _, err := r.ReadStats(path, nil)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(3071), s.WriteCount)
+}
+
+func TestReadStatsCheckRejects(t *testing.T) {
+	var sleeps []time.Duration
+	path := writeFile(t, string(readTestdata(t, "rundir/basic/2.stats")))
+	calls := 0
+	_, _, err := testReader(&sleeps).ReadStats(path, func(*Stats) error { calls++; return ErrShrunk })
+	require.ErrorIs(t, err, ErrShrunk)
+	assert.Equal(t, 1+len(DefaultBackoff), calls)
+}
+
+// A whole-looking file whose size is a multiple of the stdio buffer is
+// confirmed by a second read before it is accepted.
+func TestReadStatsBufferMultipleConfirmed(t *testing.T) {
+	var sleeps []time.Duration
+	whole := string(readTestdata(t, "rundir/basic/2.stats"))
+	pad := StdioBuffer - len(whole)
+	require.Positive(t, pad)
+	padded := strings.Replace(whole, "  socket      : /run/rocm-ernic/2.sock\n",
+		"  socket      : /run/rocm-ernic/2.sock"+strings.Repeat(" ", pad)+"\n", 1)
+	require.Len(t, padded, StdioBuffer)
+	path := writeFile(t, padded)
+	s, _, err := testReader(&sleeps).ReadStats(path, nil)
+	require.NoError(t, err)
+	assert.Len(t, s.QPs, 2)
+	assert.Len(t, sleeps, 1, "one confirming read")
+}
+
+func TestReadFileLimits(t *testing.T) {
+	var sleeps []time.Duration
+	r := testReader(&sleeps)
+	r.MaxBytes = 100
+	path := writeFile(t, strings.Repeat("x", 101))
+	_, _, err := r.ReadFile(path)
+	require.ErrorContains(t, err, "101 bytes, over the limit of 100")
+
+	_, _, err = r.ReadFile(t.TempDir())
+	require.ErrorContains(t, err, "not a regular file")
+}
+
+func TestReadManifestTorn(t *testing.T) {
+	var sleeps []time.Duration
+	path := filepath.Join(t.TempDir(), ManifestFile)
+	require.NoError(t, os.WriteFile(path, []byte(`{"instances": [{"id": 1,`), 0o644))
+	_, err := testReader(&sleeps).ReadManifest(path)
+	require.True(t, errors.Is(err, ErrIncomplete), "got %v", err)
+	assert.Len(t, sleeps, len(DefaultBackoff))
+}
