@@ -151,6 +151,8 @@ func (s *ernicScraper) recordInstances(m *rundir.Manifest, now time.Time, ts pco
 		}
 		s.recordInstance(inst, now, ts, errs)
 	}
+	// The cluster gauges have no start time.
+	s.mb.Reset(metadata.WithStartTime(0))
 	s.mb.RecordErnicInstancesDataPoint(ts, int64(len(m.Instances)))
 	s.mb.RecordErnicVmsDataPoint(ts, int64(vms))
 }
@@ -168,7 +170,10 @@ func (s *ernicScraper) recordInstance(inst *rundir.Instance, now time.Time, ts p
 		errs.add("proc:"+id, 1, fmt.Errorf("instance %s: %w", id, err))
 	}
 	st.track(inst.PID, proc.Start, now)
+	s.readStats(inst, id, st, now, errs)
 
+	// Every point of this instance carries its counters' start time.
+	s.mb.Reset(metadata.WithStartTime(st.start))
 	up := int64(0)
 	if proc.Alive {
 		up = 1
@@ -178,7 +183,16 @@ func (s *ernicScraper) recordInstance(inst *rundir.Instance, now time.Time, ts p
 	}
 	s.mb.RecordErnicInstanceUpDataPoint(ts, up, id, inst.Role, inst.MAC)
 	s.recordVM(inst, id, now, ts)
+	if st.stats != nil {
+		s.recordStats(st, id, inst.Role, now, ts)
+	}
+}
 
+// readStats reads the instance's stats file into st: a complete file of the
+// owning process becomes the current snapshot; a torn one leaves the last
+// snapshot of the same process in place; a missing file or one left by a
+// previous process leaves none.
+func (s *ernicScraper) readStats(inst *rundir.Instance, id string, st *instanceState, now time.Time, errs *scrapeErrors) {
 	path := filepath.Join(s.cfg.RunDir, inst.StatsFile())
 	stats, mtime, err := s.reader.ReadStats(path, st.checkShape)
 	switch {
@@ -200,9 +214,6 @@ func (s *ernicScraper) recordInstance(inst *rundir.Instance, now time.Time, ts p
 			errs.add("stats-line:"+id+":"+p.Error(), 1, fmt.Errorf("%s: %w", path, p))
 		}
 		st.accept(stats, mtime, now)
-	}
-	if st.stats != nil {
-		s.recordStats(st, id, inst.Role, now, ts)
 	}
 }
 
@@ -265,9 +276,8 @@ var qpCounters = []struct {
 }
 
 // recordStats records the device, LIF and per-QP metrics of the instance's
-// current snapshot, with the counters' start time set to the instance's.
+// current snapshot; the builder's start time is already the instance's.
 func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.Time, ts pcommon.Timestamp) {
-	s.mb.Reset(metadata.WithStartTime(st.start))
 	stats := st.stats
 	counter := func(name string, v uint64) (int64, bool) {
 		if v <= math.MaxInt64 {

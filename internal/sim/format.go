@@ -1,0 +1,334 @@
+// Package sim simulates a rocm-ernic run directory: the instances.json
+// manifest written by rocm-ernic-launcher/ernicctl and the <id>.stats files
+// rewritten in place by every rocm-ernic server process, in the exact format
+// of /work/shared/spec/run-dir-format.md.
+//
+// format.go renders one <id>.stats file (spec §3), write.go writes files the
+// way the real tools do (truncate in place, no rename), and sim.go runs a
+// whole simulated deployment with one live "server" child process per
+// instance.
+package sim
+
+import (
+	"fmt"
+	"io"
+)
+
+// Counter is one named counter line (LIF counters, WQE opcodes). Value is a
+// count (packets, WQEs, errors) or a byte count, depending on Name; it is
+// printed as an unsigned 64-bit decimal.
+type Counter struct {
+	// Name is the key printed before " : " (e.g. "RDMA_WRITE", "rx_ucast_bytes").
+	Name string
+	// Value is printed after " : ".
+	Value uint64
+}
+
+// QP is one per-QP block of the "Per-QP Statistics:" section.
+type QP struct {
+	// Handle is the QP handle printed in the block header "  QP <Handle>:".
+	Handle uint32
+	// DoorbellSend is "doorbell_send": send-queue doorbells rung (count).
+	DoorbellSend uint64
+	// DoorbellRecv is "doorbell_recv": receive-queue doorbells rung (count).
+	DoorbellRecv uint64
+	// WQEsProcessed is "wqes_processed": work queue entries processed (count).
+	WQEsProcessed uint64
+	// CQEsPosted is "cqes_posted": completion queue entries posted (count).
+	CQEsPosted uint64
+	// BytesSent is "bytes_sent": SEND payload bytes sent.
+	BytesSent uint64
+	// BytesReceived is "bytes_received": payload bytes received into receive WQEs.
+	BytesReceived uint64
+	// BytesRDMARead is "bytes_rdma_read": bytes moved by RDMA READ.
+	BytesRDMARead uint64
+	// BytesRDMAWrite is "bytes_rdma_write": bytes moved by RDMA WRITE.
+	BytesRDMAWrite uint64
+	// Opcodes are the lines under "WQEs by opcode:", printed in this order,
+	// only those with Value > 0. Names should come from OpcodeNames.
+	Opcodes []Counter
+	// Other, when true, prints "(other opcodes) : N" after the opcode lines
+	// with N = WQEsProcessed - sum(Opcodes) computed in uint64, so it wraps to
+	// a number near 2^64 (like the real server) when the sum is larger.
+	Other bool
+}
+
+// Device holds the 15 device counters of the "Device Statistics:" section of
+// the current server format. mmio_reads_total and mmio_writes_total are not
+// stored: they are printed as Bar0Reads+UARReads and Bar0Writes+UARWrites.
+type Device struct {
+	// Commands is "commands": admin commands executed (count).
+	Commands uint64
+	// Bar0Reads is "bar0_reads": MMIO reads of BAR0 registers (count).
+	Bar0Reads uint64
+	// Bar0Writes is "bar0_writes": MMIO writes of BAR0 registers (count).
+	Bar0Writes uint64
+	// UARReads is "uar_reads": MMIO reads of the UAR/doorbell page (count).
+	UARReads uint64
+	// UARWrites is "uar_writes": MMIO writes of the UAR/doorbell page (count).
+	UARWrites uint64
+	// Interrupts is "interrupts": interrupts raised (count).
+	Interrupts uint64
+	// ResetCount is "reset_count": device resets and FLRs (count).
+	ResetCount uint64
+	// BytesSent is "total_bytes_sent" (bytes, sum over QPs).
+	BytesSent uint64
+	// BytesReceived is "total_bytes_received" (bytes, sum over QPs).
+	BytesReceived uint64
+	// BytesRDMARead is "total_bytes_rdma_read" (bytes, sum over QPs).
+	BytesRDMARead uint64
+	// BytesRDMAWrite is "total_bytes_rdma_write" (bytes, sum over QPs).
+	BytesRDMAWrite uint64
+	// IPBytesTx is "total_ip_bytes_tx": IP bytes transmitted, headers included.
+	IPBytesTx uint64
+	// IPBytesRx is "total_ip_bytes_rx": IP bytes received, headers included.
+	IPBytesRx uint64
+}
+
+// Stats is the whole content of one <run_dir>/<id>.stats file.
+type Stats struct {
+	// Socket is the "socket" value of the Instance: block (<run_dir>/<id>.sock).
+	Socket string
+	// Backend is the "backend" value (e.g. "tcp:worker:127.0.0.1:6320").
+	Backend string
+	// PCI is the "pci" value ("0xVVVV:0xDDDD" or "(not set)").
+	PCI string
+	// MAC is the "mac" value ("xx:xx:xx:xx:xx:xx").
+	MAC string
+	// Connection is the "connection" value (spec §3.3, e.g. "connected").
+	Connection string
+	// WriteCount is printed as "Write count : N" at column 0: how many stats
+	// writes this process completed before this one.
+	WriteCount uint64
+	// Device is the "Device Statistics:" section.
+	Device Device
+	// QPs are the blocks of "Per-QP Statistics:", printed in slice order (the
+	// server prints hash-table order).
+	QPs []QP
+	// LIF, when non-empty, is printed after the QP blocks under the header
+	// "LIF Statistics:" (column 0) as lines "  name : N", then one blank line.
+	LIF []Counter
+}
+
+// OpcodeNames is the set of 18 WQE opcode names the server prints under
+// "WQEs by opcode:", in the server's order.
+var OpcodeNames = [...]string{
+	"RDMA_WRITE",
+	"RDMA_WRITE_WITH_IMM",
+	"SEND",
+	"SEND_WITH_IMM",
+	"RDMA_READ",
+	"ATOMIC_CMP_AND_SWP",
+	"ATOMIC_FETCH_AND_ADD",
+	"LSO",
+	"SEND_WITH_INV",
+	"RDMA_READ_WITH_INV",
+	"LOCAL_INV",
+	"FAST_REG_MR",
+	"MASKED_ATOMIC_CMP_SWP",
+	"MASKED_ATOMIC_FETCH",
+	"BIND_MW",
+	"REG_SIG_MR",
+	"ERROR",
+	"SEND_DC",
+}
+
+// LIFNames is the 74 ionic LIF counter names (struct ionic_lif_stats of the
+// kernel's ionic_if.h) in struct order, i.e. by increasing qword index (spec
+// §3.2). All of them are printed, in this order, in "LIF Statistics:".
+var LIFNames = [...]string{
+	// Ethernet traffic and drops, rx (qwords 0..14).
+	"rx_ucast_bytes",
+	"rx_ucast_packets",
+	"rx_mcast_bytes",
+	"rx_mcast_packets",
+	"rx_bcast_bytes",
+	"rx_bcast_packets",
+	"rx_ucast_drop_bytes",
+	"rx_ucast_drop_packets",
+	"rx_mcast_drop_bytes",
+	"rx_mcast_drop_packets",
+	"rx_bcast_drop_bytes",
+	"rx_bcast_drop_packets",
+	"rx_dma_error",
+	// Ethernet traffic and drops, tx (qwords 16..30).
+	"tx_ucast_bytes",
+	"tx_ucast_packets",
+	"tx_mcast_bytes",
+	"tx_mcast_packets",
+	"tx_bcast_bytes",
+	"tx_bcast_packets",
+	"tx_ucast_drop_bytes",
+	"tx_ucast_drop_packets",
+	"tx_mcast_drop_bytes",
+	"tx_mcast_drop_packets",
+	"tx_bcast_drop_bytes",
+	"tx_bcast_drop_packets",
+	"tx_dma_error",
+	// Ring errors (qwords 32..44).
+	"rx_queue_disabled",
+	"rx_queue_empty",
+	"rx_queue_error",
+	"rx_desc_fetch_error",
+	"rx_desc_data_error",
+	"tx_queue_disabled",
+	"tx_queue_error",
+	"tx_desc_fetch_error",
+	"tx_desc_data_error",
+	"tx_queue_empty",
+	// RDMA traffic (qwords 48..61).
+	"tx_rdma_ucast_bytes",
+	"tx_rdma_ucast_packets",
+	"tx_rdma_mcast_bytes",
+	"tx_rdma_mcast_packets",
+	"tx_rdma_cnp_packets",
+	"rx_rdma_ucast_bytes",
+	"rx_rdma_ucast_packets",
+	"rx_rdma_mcast_bytes",
+	"rx_rdma_mcast_packets",
+	"rx_rdma_cnp_packets",
+	"rx_rdma_ecn_packets",
+	// RDMA errors, requester (qwords 96..108).
+	"rdma_req_rx_pkt_seq_err",
+	"rdma_req_rx_rnr_retry_err",
+	"rdma_req_rx_remote_access_err",
+	"rdma_req_rx_remote_inv_req_err",
+	"rdma_req_rx_remote_oper_err",
+	"rdma_req_rx_implied_nak_seq_err",
+	"rdma_req_rx_cqe_err",
+	"rdma_req_rx_cqe_flush_err",
+	"rdma_req_rx_dup_responses",
+	"rdma_req_rx_invalid_packets",
+	"rdma_req_tx_local_access_err",
+	"rdma_req_tx_local_oper_err",
+	"rdma_req_tx_memory_mgmt_err",
+	// RDMA errors, responder (qwords 112..125).
+	"rdma_resp_rx_dup_requests",
+	"rdma_resp_rx_out_of_buffer",
+	"rdma_resp_rx_out_of_seq_pkts",
+	"rdma_resp_rx_cqe_err",
+	"rdma_resp_rx_cqe_flush_err",
+	"rdma_resp_rx_local_len_err",
+	"rdma_resp_rx_inv_request_err",
+	"rdma_resp_rx_local_qp_oper_err",
+	"rdma_resp_rx_out_of_atomic_resource",
+	"rdma_resp_tx_pkt_seq_err",
+	"rdma_resp_tx_remote_inv_req_err",
+	"rdma_resp_tx_remote_access_err",
+	"rdma_resp_tx_remote_oper_err",
+	"rdma_resp_tx_rnr_retry_err",
+}
+
+// Key paddings of the current server (spec §3 example). Keys longer than the
+// pad are printed whole ("%-Ns" does exactly that).
+const (
+	instancePad = 11 // "  socket      : "
+	devicePad   = 23 // "  commands                : "
+	qpPad       = 14 // "    doorbell_send  : "
+	opcodePad   = 21 // "      RDMA_WRITE            : "
+)
+
+// errWriter remembers the first write error so FormatStats can write line by
+// line (through the caller's buffer, like the server's stdio stream).
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err != nil {
+		return
+	}
+	_, e.err = fmt.Fprintf(e.w, format, args...)
+}
+
+// FormatStats writes s to w in the current server's exact format (spec §3):
+// the title line, the Instance: block, a blank line, "Write count : N", a
+// blank line, "Device Statistics:" with the 15 keys in spec order, a blank
+// line, "Per-QP Statistics:", then one block per QP each ended by an empty
+// line, then the optional LIF block. A file with no QPs and no LIF block ends
+// right after "Per-QP Statistics:\n". It writes line by line; give it a
+// buffered writer for speed.
+func FormatStats(w io.Writer, s *Stats) error {
+	e := &errWriter{w: w}
+	e.printf("=== ROCm ERNIC Statistics ===\n")
+	e.printf("Instance:\n")
+	for _, kv := range [...][2]string{
+		{"socket", s.Socket},
+		{"backend", s.Backend},
+		{"pci", s.PCI},
+		{"mac", s.MAC},
+		{"connection", s.Connection},
+	} {
+		e.printf("  %-*s : %s\n", instancePad, kv[0], kv[1])
+	}
+	e.printf("\nWrite count : %d\n\n", s.WriteCount)
+
+	d := &s.Device
+	e.printf("Device Statistics:\n")
+	for _, kv := range [...]struct {
+		k string
+		v uint64
+	}{
+		{"commands", d.Commands},
+		{"bar0_reads", d.Bar0Reads},
+		{"bar0_writes", d.Bar0Writes},
+		{"uar_reads", d.UARReads},
+		{"uar_writes", d.UARWrites},
+		{"mmio_reads_total", d.Bar0Reads + d.UARReads},
+		{"mmio_writes_total", d.Bar0Writes + d.UARWrites},
+		{"interrupts", d.Interrupts},
+		{"reset_count", d.ResetCount},
+		{"total_bytes_sent", d.BytesSent},
+		{"total_bytes_received", d.BytesReceived},
+		{"total_bytes_rdma_read", d.BytesRDMARead},
+		{"total_bytes_rdma_write", d.BytesRDMAWrite},
+		{"total_ip_bytes_tx", d.IPBytesTx},
+		{"total_ip_bytes_rx", d.IPBytesRx},
+	} {
+		e.printf("  %-*s : %d\n", devicePad, kv.k, kv.v)
+	}
+
+	e.printf("\nPer-QP Statistics:\n")
+	for i := range s.QPs {
+		q := &s.QPs[i]
+		e.printf("  QP %d:\n", q.Handle)
+		for _, kv := range [...]struct {
+			k string
+			v uint64
+		}{
+			{"doorbell_send", q.DoorbellSend},
+			{"doorbell_recv", q.DoorbellRecv},
+			{"wqes_processed", q.WQEsProcessed},
+			{"cqes_posted", q.CQEsPosted},
+			{"bytes_sent", q.BytesSent},
+			{"bytes_received", q.BytesReceived},
+			{"bytes_rdma_read", q.BytesRDMARead},
+			{"bytes_rdma_write", q.BytesRDMAWrite},
+		} {
+			e.printf("    %-*s : %d\n", qpPad, kv.k, kv.v)
+		}
+		e.printf("    WQEs by opcode:\n")
+		var sum uint64
+		for _, op := range q.Opcodes {
+			sum += op.Value
+			if op.Value > 0 {
+				e.printf("      %-*s : %d\n", opcodePad, op.Name, op.Value)
+			}
+		}
+		if q.Other {
+			// Unsigned arithmetic on purpose: wraps like the C server.
+			e.printf("      %-*s : %d\n", opcodePad, "(other opcodes)", q.WQEsProcessed-sum)
+		}
+		e.printf("\n")
+	}
+
+	if len(s.LIF) > 0 {
+		e.printf("LIF Statistics:\n")
+		for _, c := range s.LIF {
+			e.printf("  %s : %d\n", c.Name, c.Value)
+		}
+		e.printf("\n")
+	}
+	return e.err
+}

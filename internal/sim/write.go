@@ -1,0 +1,148 @@
+package sim
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+)
+
+// statsBufSize is the stdio buffer size of the server's stats stream: a
+// racing reader sees the file grow in chunks of this many bytes.
+const statsBufSize = 4096
+
+// WriteStatsInPlace writes s to path the server's way: open with
+// O_WRONLY|O_CREATE|O_TRUNC (mode 0644; no temporary file, no rename, no
+// lock), write through a 4096-byte bufio.Writer, close. A concurrent reader
+// can see an empty file or a file cut after a multiple of 4096 bytes; that is
+// intended (spec §4).
+func WriteStatsInPlace(path string, s *Stats) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, statsBufSize)
+	err = FormatStats(bw, s)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// VM is the "vm" object of one manifest instance (spec §2).
+type VM struct {
+	// Attached is "attached": true after attach/launch, false after detach.
+	Attached bool
+	// VMName is "vm_name"; written only when non-empty (vm-launch only).
+	VMName string
+	// VMPID is "vm_pid", the pid of the VM launcher process; written only
+	// when non-zero (vm-launch only).
+	VMPID int
+	// LaunchedAt is "launched_at", Unix epoch seconds with a fractional part;
+	// written only when non-zero (vm-launch only).
+	LaunchedAt float64
+	// GPU is "gpu": comma-separated PCI addresses passed through, or "".
+	GPU string
+	// QMPSocket is "qmp_socket" (<run_dir>/qmp-<id>.sock).
+	QMPSocket string
+	// DeviceID is "device_id" (e.g. "ernic2").
+	DeviceID string
+	// RootPort is "root_port" (e.g. "pcie-vfu.1").
+	RootPort string
+	// SSHUser is "ssh_user".
+	SSHUser string
+	// SSHPort is "ssh_port" (TCP port).
+	SSHPort int
+}
+
+// Instance is one element of the manifest's "instances" array (spec §2).
+type Instance struct {
+	// ID is "id", the instance id; its stats file is <run_dir>/<ID>.stats.
+	ID int
+	// Role is "role" ("manager" or "worker"); the key is omitted when empty,
+	// like a hand-written manifest.
+	Role string
+	// PID is "pid", the pid of the instance's server process.
+	PID int
+	// MAC is "mac" ("xx:xx:xx:xx:xx:xx").
+	MAC string
+	// Socket is "socket" (<run_dir>/<id>.sock).
+	Socket string
+	// VM is "vm"; nil is written as null.
+	VM *VM
+}
+
+// jsonVM fixes the key order of the launcher (spec §2 example).
+type jsonVM struct {
+	QMPSocket  string  `json:"qmp_socket"`
+	DeviceID   string  `json:"device_id"`
+	RootPort   string  `json:"root_port"`
+	SSHPort    int     `json:"ssh_port"`
+	SSHUser    string  `json:"ssh_user"`
+	Attached   bool    `json:"attached"`
+	VMPID      int     `json:"vm_pid,omitempty"`
+	VMName     string  `json:"vm_name,omitempty"`
+	LaunchedAt float64 `json:"launched_at,omitempty"`
+	GPU        string  `json:"gpu"`
+}
+
+type jsonInstance struct {
+	ID     int     `json:"id"`
+	Role   string  `json:"role,omitempty"`
+	PID    int     `json:"pid"`
+	MAC    string  `json:"mac"`
+	Socket string  `json:"socket"`
+	VM     *jsonVM `json:"vm"`
+}
+
+type jsonManifest struct {
+	Instances []jsonInstance `json:"instances"`
+}
+
+// MarshalManifest returns the bytes WriteManifestInPlace writes: the object
+// {"instances":[...]} with 2-space indentation and no trailing newline, or
+// exactly {"instances":[]} for an empty list.
+func MarshalManifest(instances []Instance) ([]byte, error) {
+	if len(instances) == 0 {
+		return []byte(`{"instances":[]}`), nil
+	}
+	m := jsonManifest{Instances: make([]jsonInstance, 0, len(instances))}
+	for _, in := range instances {
+		ji := jsonInstance{ID: in.ID, Role: in.Role, PID: in.PID, MAC: in.MAC, Socket: in.Socket}
+		if in.VM != nil {
+			v := in.VM
+			ji.VM = &jsonVM{
+				QMPSocket: v.QMPSocket, DeviceID: v.DeviceID, RootPort: v.RootPort,
+				SSHPort: v.SSHPort, SSHUser: v.SSHUser, Attached: v.Attached,
+				VMPID: v.VMPID, VMName: v.VMName, LaunchedAt: v.LaunchedAt, GPU: v.GPU,
+			}
+		}
+		m.Instances = append(m.Instances, ji)
+	}
+	return json.MarshalIndent(m, "", "  ")
+}
+
+// WriteManifestInPlace writes the manifest to path (normally
+// <run_dir>/instances.json) the launcher's way: open with
+// O_WRONLY|O_CREATE|O_TRUNC (mode 0644), one write, close; no temporary file,
+// no rename. Keys: id, role, pid, mac, socket, vm (null when nil); vm keys
+// qmp_socket, device_id, root_port, ssh_port, ssh_user, attached, gpu, plus
+// vm_pid, vm_name, launched_at only when set. An empty list is written
+// compactly as {"instances":[]}.
+func WriteManifestInPlace(path string, instances []Instance) error {
+	b, err := MarshalManifest(instances)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

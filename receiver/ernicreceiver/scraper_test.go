@@ -1,0 +1,548 @@
+package ernicreceiver
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+
+	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/metadata"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/scraper")
+
+const (
+	sharedTestdata = "../../testdata"
+	// bootTime is btime of testdata/proc/basic/stat.
+	bootTime = 1767225000
+)
+
+// scrapeNow is the fixed scrape time of the golden tests: 700 s after boot.
+var scrapeNow = time.Unix(bootTime+700, 0)
+
+// fixture is a run directory and a proc directory copied into t.TempDir(),
+// with file mtimes set so results do not depend on the checkout.
+type fixture struct {
+	runDir, procDir string
+}
+
+func newFixture(t *testing.T, rundir string) *fixture {
+	t.Helper()
+	f := &fixture{runDir: filepath.Join(t.TempDir(), "run"), procDir: filepath.Join(t.TempDir(), "proc")}
+	require.NoError(t, os.CopyFS(f.runDir, os.DirFS(filepath.Join(sharedTestdata, "rundir", rundir))))
+	require.NoError(t, os.CopyFS(f.procDir, os.DirFS(filepath.Join(sharedTestdata, "proc", "basic"))))
+	// Each stats file was last written half a second before the scrape.
+	entries, err := os.ReadDir(f.runDir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		f.touch(t, e.Name(), scrapeNow.Add(-500*time.Millisecond))
+	}
+	return f
+}
+
+func (f *fixture) touch(t *testing.T, name string, mtime time.Time) {
+	t.Helper()
+	require.NoError(t, os.Chtimes(filepath.Join(f.runDir, name), mtime, mtime))
+}
+
+func (f *fixture) write(t *testing.T, name, content string, mtime time.Time) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(f.runDir, name), []byte(content), 0o644))
+	f.touch(t, name, mtime)
+}
+
+// setProc writes <procDir>/<pid>/stat with the given state and start time
+// in ticks after boot.
+func (f *fixture) setProc(t *testing.T, pid int, state string, startTicks int) {
+	t.Helper()
+	dir := filepath.Join(f.procDir, strconv.Itoa(pid))
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	line := strconv.Itoa(pid) + " (rocm-ernic) " + state + " 1 1 1 0 -1 4194560 100 0 0 0 10 5 0 0 20 0 1 0 " +
+		strconv.Itoa(startTicks) + " 123456789 1000 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "stat"), []byte(line), 0o644))
+}
+
+func (f *fixture) config(opts ...func(*Config)) *Config {
+	cfg := createDefaultConfig().(*Config)
+	cfg.RunDir, cfg.ProcDir = f.runDir, f.procDir
+	for _, o := range opts {
+		o(cfg)
+	}
+	return cfg
+}
+
+func newTestScraper(t *testing.T, cfg *Config, now *time.Time) *ernicScraper {
+	t.Helper()
+	require.NoError(t, cfg.Validate())
+	s := newScraper(cfg, receivertest.NewNopSettings(metadata.Type))
+	s.now = func() time.Time { return *now }
+	require.NoError(t, s.start(context.Background(), nil))
+	return s
+}
+
+func TestScrapeGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		golden string
+		cfg    func(*Config)
+	}{
+		{"default metrics", "expected.yaml", func(*Config) {}},
+		{"every metric", "expected_all.yaml", func(c *Config) { c.Metrics.ErnicQpWqesByOpcode.Enabled = true }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, "basic")
+			now := scrapeNow
+			s := newTestScraper(t, f.config(tc.cfg), &now)
+			actual, err := s.scrape(context.Background())
+			require.NoError(t, err)
+
+			path := filepath.Join("testdata", "scraper", tc.golden)
+			if *update {
+				require.NoError(t, golden.WriteMetrics(t, path, actual, golden.SkipMetricTimestampNormalization()))
+			}
+			expected, err := golden.ReadMetrics(path)
+			require.NoError(t, err)
+			require.NoError(t, pmetrictest.CompareMetrics(expected, actual,
+				pmetrictest.IgnoreMetricsOrder(),
+				pmetrictest.IgnoreMetricDataPointsOrder(),
+			))
+		})
+	}
+}
+
+// points returns the data points of metric name whose attributes include
+// every pair of attrs.
+func points(md pmetric.Metrics, name string, attrs ...string) []pmetric.NumberDataPoint {
+	var out []pmetric.NumberDataPoint
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				m := ms.At(k)
+				if m.Name() != name {
+					continue
+				}
+				var dps pmetric.NumberDataPointSlice
+				if m.Type() == pmetric.MetricTypeSum {
+					dps = m.Sum().DataPoints()
+				} else {
+					dps = m.Gauge().DataPoints()
+				}
+			next:
+				for l := range dps.Len() {
+					dp := dps.At(l)
+					for a := 0; a+1 < len(attrs); a += 2 {
+						v, ok := dp.Attributes().Get(attrs[a])
+						if !ok || v.AsString() != attrs[a+1] {
+							continue next
+						}
+					}
+					out = append(out, dp)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// one returns the single data point of name with attrs.
+func one(t *testing.T, md pmetric.Metrics, name string, attrs ...string) pmetric.NumberDataPoint {
+	t.Helper()
+	dps := points(md, name, attrs...)
+	require.Len(t, dps, 1, "%s %v", name, attrs)
+	return dps[0]
+}
+
+func intVal(t *testing.T, md pmetric.Metrics, name string, attrs ...string) int64 {
+	t.Helper()
+	return one(t, md, name, attrs...).IntValue()
+}
+
+// The values of the golden file, spelled out for the fields that matter most.
+func TestScrapeValues(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	s := newTestScraper(t, f.config(func(c *Config) { c.Metrics.ErnicQpWqesByOpcode.Enabled = true }), &now)
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err)
+
+	assert.Equal(t, int64(3), intVal(t, md, "ernic.instances"))
+	assert.Equal(t, int64(1), intVal(t, md, "ernic.vms"))
+	assert.Equal(t, int64(1), intVal(t, md, "ernic.instance.up", "ernic.id", "1", "role", "manager", "mac", "02:aa:00:00:00:01"))
+	assert.Equal(t, int64(1), intVal(t, md, "ernic.instance.up", "ernic.id", "2", "role", "worker"))
+	assert.Equal(t, int64(0), intVal(t, md, "ernic.instance.up", "ernic.id", "3", "role", "unknown", "mac", "02:AA:00:00:00:03"), "zombie")
+	assert.InDelta(t, 690.0, one(t, md, "ernic.instance.uptime", "ernic.id", "1").DoubleValue(), 1e-9)
+	assert.InDelta(t, 674.5, one(t, md, "ernic.instance.uptime", "ernic.id", "2").DoubleValue(), 1e-9)
+	assert.Empty(t, points(md, "ernic.instance.uptime", "ernic.id", "3"), "no uptime for a dead process")
+
+	assert.Equal(t, int64(0), intVal(t, md, "ernic.vm.attached", "ernic.id", "1", "vm.name", ""))
+	assert.Equal(t, int64(1), intVal(t, md, "ernic.vm.attached", "ernic.id", "2", "vm.name", "train-a"))
+	assert.Equal(t, int64(0), intVal(t, md, "ernic.vm.attached", "ernic.id", "3", "vm.name", ""))
+	assert.Equal(t, int64(1), intVal(t, md, "ernic.vm.gpu_passthrough", "ernic.id", "2"))
+	assert.Len(t, points(md, "ernic.vm.gpu_passthrough"), 1, "attached VMs only")
+	assert.InDelta(t, 99.75, one(t, md, "ernic.vm.uptime", "ernic.id", "2").DoubleValue(), 1e-6)
+
+	w := []string{"ernic.id", "2", "role", "worker"}
+	assert.Equal(t, int64(1), intVal(t, md, "ernic.connection.up", append(w, "state", "connected (PCI FLR)")...))
+	assert.Equal(t, int64(0), intVal(t, md, "ernic.connection.up", "ernic.id", "1", "state", "(not set)"))
+	assert.Equal(t, int64(2), intVal(t, md, "ernic.qp.count", w...))
+	assert.Equal(t, int64(0), intVal(t, md, "ernic.qp.count", "ernic.id", "1"))
+	assert.Equal(t, int64(512044), intVal(t, md, "ernic.ip.bytes.tx", w...))
+	assert.Equal(t, int64(498230), intVal(t, md, "ernic.ip.bytes.rx", w...))
+	assert.Equal(t, int64(512044+498230), intVal(t, md, "ernic.ip.bytes", w...))
+	assert.Equal(t, int64(2097152), intVal(t, md, "ernic.rdma.bytes.sent", w...))
+	assert.Equal(t, int64(1048576), intVal(t, md, "ernic.rdma.bytes.received", w...))
+	assert.Equal(t, int64(4194304), intVal(t, md, "ernic.rdma.bytes.read", w...))
+	assert.Equal(t, int64(8388608), intVal(t, md, "ernic.rdma.bytes.write", w...))
+	assert.Equal(t, int64(2097152+1048576+4194304+8388608), intVal(t, md, "ernic.rdma.bytes", w...))
+	assert.Equal(t, int64(1), intVal(t, md, "ernic.flr.reset", w...))
+	assert.Equal(t, int64(211), intVal(t, md, "ernic.commands", w...))
+	assert.Equal(t, int64(10440), intVal(t, md, "ernic.interrupts", w...))
+	assert.Equal(t, int64(48810), intVal(t, md, "ernic.mmio.reads", w...))
+	assert.Equal(t, int64(46951), intVal(t, md, "ernic.mmio.writes", w...))
+	assert.Equal(t, int64(3071), intVal(t, md, "ernic.stats.writes", w...))
+	assert.InDelta(t, 0.5, one(t, md, "ernic.stats.age", w...).DoubleValue(), 1e-9)
+	assert.Equal(t, int64(2), intVal(t, md, "ernic.lif.counter", append(w, "counter", "rdma_req_rx_cqe_err")...))
+	assert.Equal(t, int64(7), intVal(t, md, "ernic.lif.counter", append(w, "counter", "rx_rdma_future_counter")...))
+	assert.Len(t, points(md, "ernic.lif.counter"), 7)
+
+	q9 := append(w, "qp", "9")
+	assert.Equal(t, int64(512), intVal(t, md, "ernic.qp.doorbell.send", q9...))
+	assert.Equal(t, int64(256), intVal(t, md, "ernic.qp.doorbell.recv", q9...))
+	assert.Equal(t, int64(771), intVal(t, md, "ernic.qp.wqes.processed", q9...))
+	assert.Equal(t, int64(768), intVal(t, md, "ernic.qp.cqes.posted", q9...))
+	assert.Equal(t, int64(2097152), intVal(t, md, "ernic.qp.bytes.sent", q9...))
+	assert.Equal(t, int64(1048576), intVal(t, md, "ernic.qp.bytes.received", q9...))
+	assert.Equal(t, int64(0), intVal(t, md, "ernic.qp.bytes.rdma_read", q9...))
+	assert.Equal(t, int64(8388608), intVal(t, md, "ernic.qp.bytes.rdma_write", q9...))
+	assert.Equal(t, int64(4194304), intVal(t, md, "ernic.qp.bytes.rdma_read", append(w, "qp", "4")...))
+	assert.Equal(t, int64(256), intVal(t, md, "ernic.qp.wqes.by_opcode", append(q9, "opcode", "RDMA_WRITE")...))
+	assert.Equal(t, int64(3), intVal(t, md, "ernic.qp.wqes.by_opcode", append(q9, "opcode", "other")...))
+	assert.Empty(t, points(md, "ernic.qp.wqes.by_opcode", "qp", "4", "opcode", "other"), "a wrapped (other opcodes) is dropped")
+	assert.Len(t, points(md, "ernic.qp.wqes.by_opcode"), 5)
+
+	// Orphan and non-instance files are never read: 7.stats has commands
+	// 999999, and nothing else publishes a commands value for an id 7.
+	assert.Empty(t, points(md, "ernic.commands", "ernic.id", "7"))
+	assert.Len(t, points(md, "ernic.commands"), 2)
+	assert.Empty(t, points(md, "ernic.qp.count", "ernic.id", "3"), "no stats file: no device metrics")
+
+	// Counters start at the owning process's start: btime + starttime ticks.
+	for _, dp := range points(md, "ernic.commands", "ernic.id", "2") {
+		assert.Equal(t, pcommon.NewTimestampFromTime(time.Unix(bootTime+25, 500_000_000)), dp.StartTimestamp())
+	}
+	assert.Equal(t, pcommon.NewTimestampFromTime(time.Unix(bootTime+10, 0)), one(t, md, "ernic.commands", "ernic.id", "1").StartTimestamp())
+	assert.Equal(t, pcommon.NewTimestampFromTime(time.Unix(bootTime+25, 500_000_000)), one(t, md, "ernic.qp.bytes.sent", q9...).StartTimestamp())
+	assert.Equal(t, pcommon.NewTimestampFromTime(scrapeNow), one(t, md, "ernic.commands", w...).Timestamp())
+}
+
+func TestScrapeFormatVariants(t *testing.T) {
+	for _, tc := range []struct {
+		file   string
+		checks func(t *testing.T, md pmetric.Metrics)
+	}{
+		{"old-format.stats", func(t *testing.T, md pmetric.Metrics) {
+			assert.Equal(t, int64(2), intVal(t, md, "ernic.flr.reset"), "flr_reset_count")
+			assert.Equal(t, int64(900), intVal(t, md, "ernic.mmio.reads"), "regs_reads")
+			assert.Equal(t, int64(300), intVal(t, md, "ernic.mmio.writes"), "regs_writes")
+			assert.Equal(t, int64(12), intVal(t, md, "ernic.stats.writes"))
+			assert.Empty(t, points(md, "ernic.ip.bytes.tx"), "absent, not zero")
+			assert.Empty(t, points(md, "ernic.ip.bytes"))
+			assert.Equal(t, int64(1000), intVal(t, md, "ernic.rdma.bytes"))
+			assert.Equal(t, int64(2), intVal(t, md, "ernic.qp.wqes.by_opcode", "opcode", "ATOMIC_FETCH_AND_ADD"))
+			assert.Equal(t, int64(1), intVal(t, md, "ernic.qp.wqes.by_opcode", "opcode", "other"))
+		}},
+		{"no-qps-old.stats", func(t *testing.T, md pmetric.Metrics) {
+			assert.Equal(t, int64(0), intVal(t, md, "ernic.qp.count"))
+			assert.Equal(t, int64(0), intVal(t, md, "ernic.connection.up", "state", "disconnected (client closed)"))
+		}},
+		{"trailing-sections.stats", func(t *testing.T, md pmetric.Metrics) {
+			assert.Equal(t, int64(1), intVal(t, md, "ernic.qp.count"))
+			assert.Equal(t, int64(4), intVal(t, md, "ernic.qp.bytes.sent"))
+			assert.Equal(t, int64(4), intVal(t, md, "ernic.lif.counter", "counter", "rx_dma_error"))
+			assert.Equal(t, int64(11), intVal(t, md, "ernic.lif.counter", "counter", "tx_rdma_ucast_packets"))
+			assert.Len(t, points(md, "ernic.lif.counter"), 3)
+		}},
+		{"overflow.stats", func(t *testing.T, md pmetric.Metrics) {
+			assert.Empty(t, points(md, "ernic.commands"), "2^63 is not published")
+			assert.Equal(t, int64(9223372036854775807), intVal(t, md, "ernic.interrupts"), "2^63-1 is")
+			assert.Empty(t, points(md, "ernic.rdma.bytes.sent"))
+			assert.Empty(t, points(md, "ernic.rdma.bytes"), "a sum past 2^64 is not published")
+			assert.Equal(t, int64(1), intVal(t, md, "ernic.rdma.bytes.received"))
+		}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			f := newFixture(t, "basic")
+			data, err := os.ReadFile(filepath.Join(sharedTestdata, "stats", tc.file))
+			require.NoError(t, err)
+			f.write(t, "1.stats", string(data), scrapeNow.Add(-time.Second))
+			f.write(t, "instances.json", `{"instances":[{"id":1,"role":"manager","pid":4100,"mac":"m","vm":null}]}`, scrapeNow)
+			now := scrapeNow
+			s := newTestScraper(t, f.config(func(c *Config) { c.Metrics.ErnicQpWqesByOpcode.Enabled = true }), &now)
+			md, err := s.scrape(context.Background())
+			require.NoError(t, err)
+			tc.checks(t, md)
+		})
+	}
+}
+
+func TestScrapeQPLimit(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	s := newTestScraper(t, f.config(func(c *Config) { c.MaxQPsPerInstance = 1 }), &now)
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	w := []string{"ernic.id", "2"}
+	assert.Equal(t, int64(2), intVal(t, md, "ernic.qp.count", w...), "the count is the file's")
+	assert.Equal(t, int64(1), intVal(t, md, "ernic.qp.unpublished", w...))
+	assert.Equal(t, int64(0), intVal(t, md, "ernic.qp.unpublished", "ernic.id", "1"))
+	dps := points(md, "ernic.qp.bytes.sent", w...)
+	require.Len(t, dps, 1)
+	qp, _ := dps[0].Attributes().Get("qp")
+	assert.Equal(t, "4", qp.Str(), "the lowest handle is kept, whatever the file order")
+}
+
+// commandsStart returns the start time of instance id's ernic.commands.
+func commandsStart(t *testing.T, md pmetric.Metrics, id string) pcommon.Timestamp {
+	t.Helper()
+	return one(t, md, "ernic.commands", "ernic.id", id).StartTimestamp()
+}
+
+func tsOf(t time.Time) pcommon.Timestamp { return pcommon.NewTimestampFromTime(t) }
+
+func scrapeOK(t *testing.T, s *ernicScraper) pmetric.Metrics {
+	t.Helper()
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	return md
+}
+
+func replaceLine(t *testing.T, content, old, repl string) string {
+	t.Helper()
+	require.Contains(t, content, old)
+	return strings.Replace(content, old, repl, 1)
+}
+
+func TestCounterStartTimes(t *testing.T) {
+	stats2, err := os.ReadFile(filepath.Join(sharedTestdata, "rundir", "basic", "2.stats"))
+	require.NoError(t, err)
+	manifest := func(pid int) string {
+		return `{"instances":[{"id":2,"role":"worker","pid":` + strconv.Itoa(pid) + `,"mac":"m","vm":null}]}`
+	}
+
+	t.Run("process start from proc", func(t *testing.T) {
+		f := newFixture(t, "basic")
+		now := scrapeNow
+		s := newTestScraper(t, f.config(), &now)
+		md := scrapeOK(t, s)
+		assert.Equal(t, tsOf(time.Unix(bootTime+25, 500_000_000)), commandsStart(t, md, "2"))
+	})
+
+	t.Run("fallback to first sight, kept while the pid stays", func(t *testing.T) {
+		f := newFixture(t, "basic")
+		f.write(t, "instances.json", manifest(6000), scrapeNow) // no /proc entry
+		now := scrapeNow
+		s := newTestScraper(t, f.config(), &now)
+		md := scrapeOK(t, s)
+		assert.Equal(t, int64(0), intVal(t, md, "ernic.instance.up", "ernic.id", "2"))
+		assert.Equal(t, tsOf(scrapeNow), commandsStart(t, md, "2"))
+		now = now.Add(5 * time.Second)
+		f.write(t, "2.stats", replaceLine(t, string(stats2), "commands                : 211", "commands                : 300"), now)
+		md = scrapeOK(t, s)
+		assert.Equal(t, tsOf(scrapeNow), commandsStart(t, md, "2"))
+		assert.Equal(t, int64(300), intVal(t, md, "ernic.commands"))
+	})
+
+	t.Run("new pid", func(t *testing.T) {
+		f := newFixture(t, "basic")
+		f.write(t, "instances.json", manifest(4117), scrapeNow)
+		now := scrapeNow
+		s := newTestScraper(t, f.config(), &now)
+		first := commandsStart(t, scrapeOK(t, s), "2")
+
+		// ernicctl hot-reload: a new server process, counters from zero.
+		now = now.Add(10 * time.Second)
+		f.setProc(t, 4300, "S", 70500) // started at boot+705 s
+		f.write(t, "instances.json", manifest(4300), now)
+		f.write(t, "2.stats", replaceLine(t, string(stats2), "commands                : 211", "commands                : 5"), now)
+		md := scrapeOK(t, s)
+		assert.Equal(t, tsOf(time.Unix(bootTime+705, 0)), commandsStart(t, md, "2"))
+		assert.NotEqual(t, first, commandsStart(t, md, "2"))
+		assert.Equal(t, int64(5), intVal(t, md, "ernic.commands"))
+	})
+
+	t.Run("stats file of the previous process is not published", func(t *testing.T) {
+		f := newFixture(t, "basic")
+		now := scrapeNow
+		f.setProc(t, 4300, "S", 69000)                    // started at boot+690 s
+		f.write(t, "instances.json", manifest(4300), now) // the new pid
+		f.touch(t, "2.stats", time.Unix(bootTime+600, 0)) // written by the old one
+		s := newTestScraper(t, f.config(), &now)
+		md := scrapeOK(t, s)
+		assert.Empty(t, points(md, "ernic.commands"))
+		assert.Equal(t, int64(1), intVal(t, md, "ernic.instance.up", "ernic.id", "2"))
+
+		now = now.Add(time.Second)
+		f.touch(t, "2.stats", now) // the new process wrote
+		md = scrapeOK(t, s)
+		assert.Equal(t, int64(211), intVal(t, md, "ernic.commands"))
+		assert.Equal(t, tsOf(time.Unix(bootTime+690, 0)), commandsStart(t, md, "2"))
+	})
+
+	t.Run("pid reuse: same pid, other start time", func(t *testing.T) {
+		f := newFixture(t, "basic")
+		f.write(t, "instances.json", manifest(4117), scrapeNow)
+		now := scrapeNow
+		s := newTestScraper(t, f.config(), &now)
+		assert.Equal(t, tsOf(time.Unix(bootTime+25, 500_000_000)), commandsStart(t, scrapeOK(t, s), "2"))
+
+		now = now.Add(10 * time.Second)
+		f.setProc(t, 4117, "S", 70800)
+		f.write(t, "2.stats", replaceLine(t, string(stats2), "commands                : 211", "commands                : 1"), now)
+		md := scrapeOK(t, s)
+		assert.Equal(t, tsOf(time.Unix(bootTime+708, 0)), commandsStart(t, md, "2"))
+	})
+
+	t.Run("a counter going down starts a new start time", func(t *testing.T) {
+		f := newFixture(t, "basic")
+		f.write(t, "instances.json", manifest(4117), scrapeNow)
+		now := scrapeNow
+		s := newTestScraper(t, f.config(), &now)
+		scrapeOK(t, s)
+
+		prev := now
+		now = now.Add(5 * time.Second)
+		f.write(t, "2.stats", replaceLine(t, string(stats2), "interrupts              : 10440", "interrupts              : 10"), now)
+		md := scrapeOK(t, s)
+		assert.Equal(t, tsOf(prev), commandsStart(t, md, "2"), "the new start is the last read of the old values")
+		assert.Equal(t, int64(10), intVal(t, md, "ernic.interrupts"))
+
+		// Steady again: the start stays.
+		now = now.Add(5 * time.Second)
+		f.write(t, "2.stats", replaceLine(t, string(stats2), "interrupts              : 10440", "interrupts              : 20"), now)
+		md = scrapeOK(t, s)
+		assert.Equal(t, tsOf(prev), commandsStart(t, md, "2"))
+	})
+}
+
+func TestScrapeTornFileKeepsLastSnapshot(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	s.reader.Backoff = []time.Duration{0, 0}
+	md := scrapeOK(t, s)
+	require.Equal(t, int64(211), intVal(t, md, "ernic.commands", "ernic.id", "2"))
+
+	whole, err := os.ReadFile(filepath.Join(f.runDir, "2.stats"))
+	require.NoError(t, err)
+	for i, tc := range []struct{ name, torn string }{
+		{"empty", ""},
+		{"cut in a line", string(whole[:900])},
+		{"cut at a QP end", string(whole[:strings.Index(string(whole), "  QP 4:")])},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now = now.Add(time.Second)
+			f.write(t, "2.stats", tc.torn, now)
+			md, err := s.scrape(context.Background())
+			if i == 0 {
+				require.Error(t, err)
+				assert.True(t, scrapererror.IsPartialScrapeError(err))
+				assert.Contains(t, err.Error(), "2.stats")
+				assert.Contains(t, err.Error(), "publishing the last complete read")
+			} else {
+				require.NoError(t, err, "the same fault is reported once per %s", faultInterval)
+			}
+			assert.Equal(t, int64(211), intVal(t, md, "ernic.commands", "ernic.id", "2"), "the last complete read")
+			assert.Equal(t, int64(2), intVal(t, md, "ernic.qp.count", "ernic.id", "2"))
+			assert.Len(t, points(md, "ernic.qp.bytes.sent", "ernic.id", "2"), 2)
+			assert.Equal(t, int64(0), intVal(t, md, "ernic.commands", "ernic.id", "1"), "the other instance is unaffected")
+		})
+	}
+
+	// After the interval the persisting fault is reported again.
+	now = now.Add(faultInterval)
+	_, err = s.scrape(context.Background())
+	require.ErrorContains(t, err, "2.stats")
+}
+
+func TestScrapeRunDirVanishesAndReturns(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	scrapeOK(t, s)
+
+	backup := f.runDir + ".bak"
+	require.NoError(t, os.Rename(f.runDir, backup))
+	now = now.Add(5 * time.Second)
+	md, err := s.scrape(context.Background())
+	require.ErrorContains(t, err, "run directory "+f.runDir)
+	assert.Equal(t, 0, md.DataPointCount())
+
+	// Reported once per interval, not every scrape.
+	now = now.Add(5 * time.Second)
+	md, err = s.scrape(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 0, md.DataPointCount())
+
+	require.NoError(t, os.Rename(backup, f.runDir))
+	now = now.Add(5 * time.Second)
+	md = scrapeOK(t, s)
+	assert.Equal(t, int64(3), intVal(t, md, "ernic.instances"))
+	assert.Equal(t, int64(211), intVal(t, md, "ernic.commands", "ernic.id", "2"))
+}
+
+func TestScrapeManifestProblems(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	scrapeOK(t, s)
+
+	// A torn manifest falls back to the last complete one.
+	now = now.Add(time.Second)
+	f.write(t, "instances.json", `{"instances": [`, now)
+	s.reader.Backoff = []time.Duration{0}
+	md, err := s.scrape(context.Background())
+	require.ErrorContains(t, err, "using the last complete manifest")
+	assert.True(t, scrapererror.IsPartialScrapeError(err))
+	assert.Equal(t, int64(3), intVal(t, md, "ernic.instances"))
+
+	// An unusable entry is left out; the others are published.
+	now = now.Add(time.Second)
+	f.write(t, "instances.json", `{"instances": [{"id": "x"}, {"id": 2, "role": "worker", "pid": 4117}]}`, now)
+	md, err = s.scrape(context.Background())
+	require.ErrorContains(t, err, "instances[0]")
+	assert.Equal(t, int64(1), intVal(t, md, "ernic.instances"))
+	assert.Equal(t, int64(211), intVal(t, md, "ernic.commands", "ernic.id", "2"))
+}
+
+func TestScrapeNoManifestYet(t *testing.T) {
+	f := newFixture(t, "basic")
+	require.NoError(t, os.Remove(filepath.Join(f.runDir, "instances.json")))
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	md, err := s.scrape(context.Background())
+	require.ErrorContains(t, err, "instances.json does not exist yet")
+	assert.Equal(t, 0, md.DataPointCount(), "stats files without a manifest entry are not read")
+}
+
+func TestStartRejectsBadProcDir(t *testing.T) {
+	f := newFixture(t, "basic")
+	cfg := f.config(func(c *Config) { c.ProcDir = filepath.Join(t.TempDir(), "missing") })
+	s := newScraper(cfg, receivertest.NewNopSettings(metadata.Type))
+	require.ErrorContains(t, s.start(context.Background(), nil), "set proc_dir to the host's proc filesystem")
+}
