@@ -22,6 +22,11 @@ type Reader struct {
 	// the number of retries.
 	Backoff []time.Duration
 
+	// Retries counts reads repeated because the one before was torn, and
+	// Failures the reads still torn after the last retry, since the Reader
+	// was made.
+	Retries, Failures uint64
+
 	buf   []byte
 	sleep func(time.Duration)
 }
@@ -159,9 +164,14 @@ func (r *Reader) retry(read func() error) error {
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			r.sleep(r.Backoff[attempt-1])
+			r.Retries++
 		}
 		err := read()
-		if err == nil || !retryable(err) || attempt >= len(r.Backoff) {
+		if err == nil || !retryable(err) {
+			return err
+		}
+		if attempt >= len(r.Backoff) {
+			r.Failures++
 			return err
 		}
 	}
