@@ -279,18 +279,14 @@ var qpCounters = []struct {
 // current snapshot; the builder's start time is already the instance's.
 func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.Time, ts pcommon.Timestamp) {
 	stats := st.stats
-	counter := func(name string, v uint64) (int64, bool) {
+	// counter converts a file value to the int64 of a data point; a value
+	// above 2^63-1 is not published and is logged once per process. name
+	// builds the counter's name only then.
+	counter := func(v uint64, name func() string) (int64, bool) {
 		if v <= math.MaxInt64 {
 			return int64(v), true
 		}
-		if !st.overflowLogged[name] {
-			if st.overflowLogged == nil {
-				st.overflowLogged = map[string]bool{}
-			}
-			st.overflowLogged[name] = true
-			s.logger.Warn("Counter above 2^63-1 not published (an OTLP/Prometheus integer cannot hold it); logged once per server process",
-				zap.String("ernic.id", id), zap.String("counter", name), zap.Uint64("value", v), zap.Int("pid", st.pid))
-		}
+		s.logOverflow(st, id, name(), v)
 		return 0, false
 	}
 
@@ -306,7 +302,7 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 	s.mb.RecordErnicQpCountDataPoint(ts, int64(len(stats.QPs)), id, role)
 	s.mb.RecordErnicStatsAgeDataPoint(ts, now.Sub(st.statsTime).Seconds(), id, role)
 	if stats.HasWriteCount {
-		if v, ok := counter("Write count", stats.WriteCount); ok {
+		if v, ok := counter(stats.WriteCount, func() string { return "Write count" }); ok {
 			s.mb.RecordErnicStatsWritesDataPoint(ts, v, id, role)
 		}
 	}
@@ -315,7 +311,7 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 	for _, c := range deviceCounters {
 		for _, k := range c.keys {
 			if raw, ok := dev.Get(k); ok {
-				if v, ok := counter(k.String(), raw); ok {
+				if v, ok := counter(raw, k.String); ok {
 					c.record(s.mb, ts, v, id, role)
 				}
 				break
@@ -323,18 +319,18 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 		}
 	}
 	if total, ok := sumDevice(dev, rundir.BytesSent, rundir.BytesReceived, rundir.BytesRDMARead, rundir.BytesRDMAWrite); ok {
-		if v, ok := counter("rdma bytes (sent+received+read+write)", total); ok {
+		if v, ok := counter(total, func() string { return "total_bytes_sent+received+rdma_read+rdma_write" }); ok {
 			s.mb.RecordErnicRdmaBytesDataPoint(ts, v, id, role)
 		}
 	}
 	if total, ok := sumDevice(dev, rundir.IPBytesTx, rundir.IPBytesRx); ok {
-		if v, ok := counter("ip bytes (tx+rx)", total); ok {
+		if v, ok := counter(total, func() string { return "total_ip_bytes_tx+rx" }); ok {
 			s.mb.RecordErnicIPBytesDataPoint(ts, v, id, role)
 		}
 	}
 
 	for _, c := range stats.LIF {
-		if v, ok := counter(c.Name, c.Value); ok {
+		if v, ok := counter(c.Value, func() string { return c.Name }); ok {
 			s.mb.RecordErnicLifCounterDataPoint(ts, v, id, role, c.Name)
 		}
 	}
@@ -346,7 +342,7 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 		handle := strconv.FormatUint(uint64(q.Handle), 10)
 		for _, c := range qpCounters {
 			if raw, ok := q.Get(c.key); ok {
-				if v, ok := counter("QP "+handle+" "+c.key.String(), raw); ok {
+				if v, ok := counter(raw, func() string { return "QP " + handle + " " + c.key.String() }); ok {
 					c.record(s.mb, ts, v, id, role, handle)
 				}
 			}
@@ -355,7 +351,7 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 			continue
 		}
 		for _, op := range q.Opcodes {
-			if v, ok := counter("QP "+handle+" opcode "+op.Name, op.Value); ok {
+			if v, ok := counter(op.Value, func() string { return "QP " + handle + " opcode " + op.Name }); ok {
 				s.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, v, id, role, handle, op.Name)
 			}
 		}
@@ -365,6 +361,20 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 			s.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, int64(q.Other), id, role, handle, "other")
 		}
 	}
+}
+
+// logOverflow logs, once per server process and counter, a counter value
+// that an int64 data point cannot hold.
+func (s *ernicScraper) logOverflow(st *instanceState, id, name string, v uint64) {
+	if st.overflowLogged[name] {
+		return
+	}
+	if st.overflowLogged == nil {
+		st.overflowLogged = map[string]bool{}
+	}
+	st.overflowLogged[name] = true
+	s.logger.Warn("Counter above 2^63-1 not published (an OTLP or Prometheus integer cannot hold it); logged once per server process",
+		zap.String("ernic.id", id), zap.String("counter", name), zap.Uint64("value", v), zap.Int("pid", st.pid))
 }
 
 // sumDevice adds the given device counters; false when one is missing or the
