@@ -1,0 +1,76 @@
+# otelcol-ernic: OpenTelemetry Collector distribution with the rocm-ernic
+# receiver. `make test` is the project's test command (CI runs it through
+# .ci/run); `make run` starts the collector on a simulated run directory.
+
+GO ?= go
+
+# OpenTelemetry Collector Builder (ocb), pinned to the collector release the
+# distribution is built from (builder-config.yaml).
+BUILDER_VERSION := v0.165.0
+BUILDER := bin/builder
+
+OTELCOL := build/otelcol-ernic/otelcol-ernic
+SIM := bin/ernic-sim
+
+# What the collector binary is built from: the ocb manifest, the root module's
+# go.mod/go.sum and the receiver's non-test sources.
+OTELCOL_INPUTS := builder-config.yaml go.mod go.sum \
+	$(shell find receiver -type f \( -name '*.go' -o -name '*.yaml' \) ! -name '*_test.go' 2>/dev/null)
+
+.PHONY: all generate check-generate ocb otelcol sim run test unit-test e2e-test clean
+
+# all: the collector and the simulator.
+all: otelcol sim
+
+# generate: regenerate the receiver's code and docs from metadata.yaml (mdatagen).
+generate:
+	cd receiver/ernicreceiver && $(GO) generate ./...
+
+# check-generate: regenerate and fail if receiver/ernicreceiver changed, i.e.
+# the committed generated code is not current.
+check-generate:
+	scripts/check-generate.sh
+
+# ocb: install the collector builder into bin/ (only when bin/builder is missing).
+ocb: $(BUILDER)
+
+$(BUILDER):
+	GOBIN=$(CURDIR)/bin $(GO) install go.opentelemetry.io/collector/cmd/builder@$(BUILDER_VERSION)
+
+# otelcol: build the distribution build/otelcol-ernic/otelcol-ernic with ocb
+# (rebuilt when the manifest, go.mod/go.sum or the receiver's sources change).
+otelcol: $(OTELCOL)
+
+$(OTELCOL): $(OTELCOL_INPUTS) | $(BUILDER)
+	mkdir -p build
+	$(BUILDER) --config builder-config.yaml
+	touch $@
+
+# sim: build the run-directory simulator bin/ernic-sim.
+sim:
+	$(GO) build -o $(SIM) ./cmd/ernic-sim
+
+# run: build both, then run the collector with config/local.yaml; without
+# ERNIC_RUN_DIR a simulator writes a temporary run directory (scripts/run.sh).
+run: otelcol sim
+	OTELCOL=$(OTELCOL) SIM=$(SIM) scripts/run.sh
+
+# test: generated code current, go vet, unit tests, then the end-to-end tests.
+test: check-generate
+	$(GO) vet ./...
+	$(GO) vet -tags e2e ./test/e2e/...
+	$(MAKE) unit-test
+	$(MAKE) e2e-test
+
+# unit-test: the Go unit tests of the module (test/e2e is behind the e2e tag).
+unit-test:
+	$(GO) test ./...
+
+# e2e-test: build the collector, then run it against fixture run directories
+# and check its Prometheus output (test/e2e, build tag e2e).
+e2e-test: otelcol
+	OTELCOL_BIN=$(CURDIR)/$(OTELCOL) $(GO) test -tags e2e -count=1 -v ./test/e2e/...
+
+# clean: remove the builder, the simulator and the generated distribution.
+clean:
+	rm -rf bin build

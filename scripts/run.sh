@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Runs the collector with config/local.yaml in the foreground (`make run`).
+#
+# With ERNIC_RUN_DIR set, the collector reads that run directory and nothing
+# else is started. Without it, a temporary run directory is created, the
+# simulator (bin/ernic-sim) writes into it in the background, and it is
+# stopped (and the directory removed) when the collector exits.
+#
+# Environment: OTELCOL, SIM (binaries; set by the Makefile),
+# ERNIC_RUN_DIR, ERNIC_EXPORTER_PORT (default 9840), and SIM_FLAGS (extra
+# simulator flags, e.g. "-instances 4 -qps 16").
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+otelcol=${OTELCOL:-build/otelcol-ernic/otelcol-ernic}
+extra_config=()
+sim=${SIM:-bin/ernic-sim}
+
+if [[ -z "${ERNIC_RUN_DIR:-}" ]]; then
+	run_dir=$(mktemp -d "${TMPDIR:-/tmp}/ernic-run.XXXXXX")
+	# shellcheck disable=SC2086 # SIM_FLAGS is a list of flags
+	"$sim" -run-dir "$run_dir" -instances 3 -qps 8 -interval 1s ${SIM_FLAGS:-} &
+	sim_pid=$!
+	stop_sim() {
+		kill -TERM "$sim_pid" 2>/dev/null || true
+		wait "$sim_pid" 2>/dev/null || true
+		rm -rf "$run_dir"
+	}
+	trap stop_sim EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	export ERNIC_RUN_DIR=$run_dir
+	echo "Simulator (pid $sim_pid) writing $ERNIC_RUN_DIR"
+	# On the simulator, show every family, the per-opcode one (off by
+	# default for its cardinality) included.
+	extra_config=(--config "yaml:receivers::ernic::metrics::ernic.qp.wqes.by_opcode::enabled: true")
+fi
+
+echo "Run directory: $ERNIC_RUN_DIR"
+echo "Metrics: curl localhost:${ERNIC_EXPORTER_PORT:-9840}/metrics"
+# Not exec: the EXIT trap must stop the simulator after the collector exits.
+"$otelcol" --config config/local.yaml "${extra_config[@]}"
