@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -46,7 +47,9 @@ func NewReader(maxBytes int64) *Reader {
 // wrapping ErrChanged when the file's size or mtime moved during the read,
 // and with an error wrapping os.ErrNotExist when the file does not exist.
 func (r *Reader) ReadFile(path string) ([]byte, time.Time, error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: opening a FIFO someone put in the run directory must not
+	// block the scrape; on a regular file the flag changes nothing.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, time.Time{}, err
 	}

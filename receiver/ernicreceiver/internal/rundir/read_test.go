@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -110,4 +111,21 @@ func TestReadManifestTorn(t *testing.T) {
 	_, err := testReader(&sleeps).ReadManifest(path)
 	require.True(t, errors.Is(err, ErrIncomplete), "got %v", err)
 	assert.Len(t, sleeps, len(DefaultBackoff))
+}
+
+// A FIFO or a device in place of a stats file is refused at once; opening a
+// FIFO must not block the scrape until some writer appears.
+func TestReadFileRefusesSpecialFiles(t *testing.T) {
+	var sleeps []time.Duration
+	r := testReader(&sleeps)
+	fifo := filepath.Join(t.TempDir(), "3.stats")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	_, _, err := r.ReadStats(fifo, nil)
+	require.ErrorContains(t, err, "not a regular file")
+
+	link := filepath.Join(t.TempDir(), "4.stats")
+	require.NoError(t, os.Symlink("/dev/zero", link))
+	_, _, err = r.ReadStats(link, nil)
+	require.ErrorContains(t, err, "not a regular file")
+	assert.Empty(t, sleeps, "not retried")
 }
