@@ -23,7 +23,18 @@ type instanceState struct {
 	seenAt    time.Time     // scrape time at which it was read
 
 	overflowLogged map[string]bool // counters > 2^63-1 already logged for this process
+
+	// shrunkScrapes counts consecutive scrapes whose file checkShape
+	// rejected; see shrunkLimit.
+	shrunkScrapes int
 }
+
+// shrunkLimit is how many consecutive scrapes may find a smaller file before
+// it is taken as the truth: a torn read does not last for seconds, so a file
+// that stays smaller was rewritten that way (by hand, or a server that
+// dropped a section) and holding on to the old snapshot would publish stale
+// values forever.
+const shrunkLimit = 3
 
 // track updates the owning process from this scrape's manifest pid and /proc
 // start time, and starts a new counter start time when the process changed:
@@ -51,6 +62,7 @@ func (st *instanceState) newProcess(pid int, procStart, now time.Time) {
 	}
 	st.stats, st.statsTime, st.seenAt = nil, time.Time{}, time.Time{}
 	st.overflowLogged = nil
+	st.shrunkScrapes = 0
 }
 
 // checkShape rejects a stats file that is complete in form but has fewer QP
@@ -60,7 +72,8 @@ func (st *instanceState) newProcess(pid int, procStart, now time.Time) {
 // file is accepted (and its counters going down start a new start time).
 func (st *instanceState) checkShape(s *rundir.Stats) error {
 	prev := st.stats
-	if prev == nil || (s.HasWriteCount && prev.HasWriteCount && s.WriteCount < prev.WriteCount) {
+	if prev == nil || (s.HasWriteCount && prev.HasWriteCount && s.WriteCount < prev.WriteCount) ||
+		st.shrunkScrapes >= shrunkLimit {
 		return nil
 	}
 	if len(s.QPs) < len(prev.QPs) || len(s.LIF) < len(prev.LIF) {
@@ -81,6 +94,7 @@ func (st *instanceState) accept(s *rundir.Stats, mtime, now time.Time) {
 		st.overflowLogged = nil
 	}
 	st.stats, st.statsTime, st.seenAt = s, mtime, now
+	st.shrunkScrapes = 0
 }
 
 // wentDown reports whether any counter present in both prev and cur is lower

@@ -200,6 +200,9 @@ func (s *ernicScraper) readStats(inst *rundir.Instance, id string, st *instanceS
 		// The server has not written its first file yet: no device metrics.
 		st.stats = nil
 	case err != nil:
+		if errors.Is(err, rundir.ErrShrunk) {
+			st.shrunkScrapes++
+		}
 		what := "no device metrics this scrape"
 		if st.stats != nil {
 			what = "publishing the last complete read of " + st.seenAt.Format(time.RFC3339)

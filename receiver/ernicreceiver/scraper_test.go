@@ -546,3 +546,33 @@ func TestStartRejectsBadProcDir(t *testing.T) {
 	s := newScraper(cfg, receivertest.NewNopSettings(metadata.Type))
 	require.ErrorContains(t, s.start(context.Background(), nil), "set proc_dir to the host's proc filesystem")
 }
+
+// A file with fewer QPs than the last read of the same process is a torn
+// read; one that stays that way for shrunkLimit scrapes is taken as it is.
+func TestScrapeShrunkFile(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	s.reader.Backoff = nil
+	require.Equal(t, int64(2), intVal(t, scrapeOK(t, s), "ernic.qp.count", "ernic.id", "2"))
+
+	whole, err := os.ReadFile(filepath.Join(f.runDir, "2.stats"))
+	require.NoError(t, err)
+	qp4 := strings.Index(string(whole), "  QP 4:")
+	lif := strings.Index(string(whole), "LIF Statistics:")
+	oneQP := string(whole[:qp4]) + string(whole[lif:])
+	for i := range shrunkLimit {
+		now = now.Add(time.Second)
+		f.write(t, "2.stats", oneQP, now)
+		md, err := s.scrape(context.Background())
+		if i == 0 {
+			require.ErrorContains(t, err, "lost QP blocks")
+		}
+		assert.Equal(t, int64(2), intVal(t, md, "ernic.qp.count", "ernic.id", "2"), "scrape %d keeps the last read", i)
+	}
+	now = now.Add(time.Second)
+	f.write(t, "2.stats", oneQP, now)
+	md := scrapeOK(t, s)
+	assert.Equal(t, int64(1), intVal(t, md, "ernic.qp.count", "ernic.id", "2"))
+	assert.Equal(t, tsOf(time.Unix(bootTime+25, 500_000_000)), commandsStart(t, md, "2"), "no counter went down: same start")
+}
