@@ -18,6 +18,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/metadata"
 )
@@ -575,4 +577,32 @@ func TestScrapeShrunkFile(t *testing.T) {
 	md := scrapeOK(t, s)
 	assert.Equal(t, int64(1), intVal(t, md, "ernic.qp.count", "ernic.id", "2"))
 	assert.Equal(t, tsOf(time.Unix(bootTime+25, 500_000_000)), commandsStart(t, md, "2"), "no counter went down: same start")
+}
+
+// A counter above 2^63-1 is logged once per server process, not per scrape.
+func TestScrapeOverflowLoggedOnce(t *testing.T) {
+	f := newFixture(t, "basic")
+	data, err := os.ReadFile(filepath.Join(sharedTestdata, "stats", "overflow.stats"))
+	require.NoError(t, err)
+	f.write(t, "1.stats", string(data), scrapeNow.Add(-time.Second))
+	f.write(t, "instances.json", `{"instances":[{"id":1,"role":"manager","pid":4100,"mac":"m","vm":null}]}`, scrapeNow)
+
+	core, logs := observer.New(zap.WarnLevel)
+	set := receivertest.NewNopSettings(metadata.Type)
+	set.Logger = zap.New(core)
+	now := scrapeNow
+	s := newScraper(f.config(), set)
+	s.now = func() time.Time { return now }
+	require.NoError(t, s.start(context.Background(), nil))
+	for range 3 {
+		scrapeOK(t, s)
+		now = now.Add(5 * time.Second)
+	}
+	var counters []string
+	for _, e := range logs.All() {
+		counters = append(counters, e.ContextMap()["counter"].(string))
+	}
+	// The sum ernic.rdma.bytes is left out without a line of its own: its
+	// part total_bytes_sent is the one logged.
+	assert.ElementsMatch(t, []string{"commands", "total_bytes_sent"}, counters)
 }
