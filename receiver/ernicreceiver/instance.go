@@ -27,6 +27,14 @@ type instanceState struct {
 	// shrunkScrapes counts consecutive scrapes whose file checkShape
 	// rejected; see shrunkLimit.
 	shrunkScrapes int
+
+	// prevWrites is the last Write count read from the previous server
+	// process of this instance, 0 when none was read.
+	prevWrites uint64
+
+	// otherMax is, per QP handle, the highest `(other opcodes)` value
+	// published for this process; see holdOther.
+	otherMax map[uint32]uint64
 }
 
 // shrunkLimit is how many consecutive scrapes may find a smaller file before
@@ -55,14 +63,49 @@ func (st *instanceState) track(pid int, procStart, now time.Time) {
 }
 
 func (st *instanceState) newProcess(pid int, procStart, now time.Time) {
+	st.prevWrites = 0
+	if st.stats != nil {
+		st.prevWrites = st.stats.WriteCount
+	}
 	st.pid, st.procStart = pid, procStart
 	st.start = pcommon.NewTimestampFromTime(now)
 	if !procStart.IsZero() {
 		st.start = pcommon.NewTimestampFromTime(procStart)
 	}
 	st.stats, st.statsTime, st.seenAt = nil, time.Time{}, time.Time{}
-	st.overflowLogged = nil
+	st.overflowLogged, st.otherMax = nil, nil
 	st.shrunkScrapes = 0
+}
+
+// fromPreviousProcess reports whether a stats file was written by the
+// instance's previous server process: before the current one started. The
+// start computed from /proc can be up to a second early (btime has whole
+// seconds), so within that second a file whose Write count is not below the
+// previous process's last one is the previous process's too: a new process
+// starts counting at 0.
+func (st *instanceState) fromPreviousProcess(s *rundir.Stats, mtime time.Time) bool {
+	if st.procStart.IsZero() {
+		return false
+	}
+	if mtime.Before(st.procStart) {
+		return true
+	}
+	return mtime.Before(st.procStart.Add(time.Second)) && s.HasWriteCount && s.WriteCount > 0 && s.WriteCount >= st.prevWrites
+}
+
+// holdOther returns the `(other opcodes)` value to publish for QP handle:
+// the server derives it (wqes_processed minus the printed opcodes) rather
+// than counting it, so it can dip; publishing a dip would read as a counter
+// reset. The highest value published for this process is held instead.
+func (st *instanceState) holdOther(handle uint32, v uint64) uint64 {
+	if st.otherMax == nil {
+		st.otherMax = map[uint32]uint64{}
+	}
+	if m, ok := st.otherMax[handle]; ok && m > v {
+		return m
+	}
+	st.otherMax[handle] = v
+	return v
 }
 
 // checkShape rejects a stats file that is complete in form but has fewer QP
@@ -91,7 +134,7 @@ func (st *instanceState) checkShape(s *rundir.Stats) error {
 func (st *instanceState) accept(s *rundir.Stats, mtime, now time.Time) {
 	if st.stats != nil && wentDown(st.stats, s) {
 		st.start = pcommon.NewTimestampFromTime(st.seenAt)
-		st.overflowLogged = nil
+		st.overflowLogged, st.otherMax = nil, nil
 	}
 	st.stats, st.statsTime, st.seenAt = s, mtime, now
 	st.shrunkScrapes = 0
@@ -134,6 +177,13 @@ func wentDown(prev, cur *rundir.Stats) bool {
 			cv, okC := q.Get(k)
 			if okP && okC && cv < pv {
 				return true
+			}
+		}
+		for _, c := range q.Opcodes {
+			for _, pc := range p.Opcodes {
+				if pc.Name == c.Name && c.Value < pc.Value {
+					return true
+				}
 			}
 		}
 	}

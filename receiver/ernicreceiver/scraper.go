@@ -95,6 +95,7 @@ func (s *ernicScraper) scrape(context.Context) (pmetric.Metrics, error) {
 		s.recordInstances(m, now, ts, errs)
 	}
 	md := s.mb.Emit()
+	mergeResourceMetrics(md)
 	if len(errs.errs) == 0 {
 		return md, nil
 	}
@@ -112,8 +113,8 @@ func (s *ernicScraper) readManifest(errs *scrapeErrors) (*rundir.Manifest, bool)
 	path := filepath.Join(s.cfg.RunDir, rundir.ManifestFile)
 	m, err := s.reader.ReadManifest(path)
 	if err == nil {
-		for _, p := range m.Problems {
-			errs.add("manifest-entry:"+p.Error(), 1, fmt.Errorf("%s: %w", path, p))
+		if n := len(m.Problems); n > 0 {
+			errs.add("manifest-entries", n, fmt.Errorf("%s: %d unusable entries or keys, the first: %w", path, n, m.Problems[0]))
 		}
 		s.manifest = m
 		return m, true
@@ -182,10 +183,11 @@ func (s *ernicScraper) recordInstance(inst *rundir.Instance, now time.Time, ts p
 		}
 	}
 	s.mb.RecordErnicInstanceUpDataPoint(ts, up, id, inst.Role, inst.MAC)
-	s.recordVM(inst, id, now, ts)
+	s.recordVM(inst, id, now, ts, errs)
 	if st.stats != nil {
 		s.recordStats(st, id, inst.Role, now, ts)
 	}
+	s.mb.EmitForResource()
 }
 
 // readStats reads the instance's stats file into st: a complete file of the
@@ -200,27 +202,32 @@ func (s *ernicScraper) readStats(inst *rundir.Instance, id string, st *instanceS
 		// The server has not written its first file yet: no device metrics.
 		st.stats = nil
 	case err != nil:
-		if errors.Is(err, rundir.ErrShrunk) {
+		kind := "unreadable"
+		switch {
+		case errors.Is(err, rundir.ErrShrunk):
+			kind = "shrunk"
 			st.shrunkScrapes++
+		case errors.Is(err, rundir.ErrIncomplete), errors.Is(err, rundir.ErrChanged):
+			kind = "torn"
 		}
 		what := "no device metrics this scrape"
 		if st.stats != nil {
 			what = "publishing the last complete read of " + st.seenAt.Format(time.RFC3339)
 		}
-		errs.add("stats:"+id, 1, fmt.Errorf("instance %s: %w; %s", id, err, what))
-	case !st.procStart.IsZero() && mtime.Before(st.procStart):
-		// Left by the previous server process; the new one has not
-		// written yet. Its counters belong to another start time.
+		errs.add("stats-"+kind+":"+id, 1, fmt.Errorf("instance %s: %w; %s", id, err, what))
+	case st.fromPreviousProcess(stats, mtime):
+		// The new server process has not written yet: these counters
+		// belong to the previous one and its start time.
 		st.stats = nil
 	default:
-		for _, p := range stats.Problems {
-			errs.add("stats-line:"+id+":"+p.Error(), 1, fmt.Errorf("%s: %w", path, p))
+		if n := len(stats.Problems); n > 0 {
+			errs.add("stats-lines:"+id, n, fmt.Errorf("%s: %d unusable lines, the first: %w", path, n, stats.Problems[0]))
 		}
 		st.accept(stats, mtime, now)
 	}
 }
 
-func (s *ernicScraper) recordVM(inst *rundir.Instance, id string, now time.Time, ts pcommon.Timestamp) {
+func (s *ernicScraper) recordVM(inst *rundir.Instance, id string, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
 	vm := inst.VM
 	if vm == nil || !vm.Attached {
 		s.mb.RecordErnicVMAttachedDataPoint(ts, 0, id, inst.Role, "")
@@ -232,10 +239,16 @@ func (s *ernicScraper) recordVM(inst *rundir.Instance, id string, now time.Time,
 		gpu = 1
 	}
 	s.mb.RecordErnicVMGpuPassthroughDataPoint(ts, gpu, id, inst.Role)
+	nowSec := float64(now.UnixNano()) / 1e9
+	// launched_at must be a plausible epoch time: after 1970 and not in the
+	// future (a second of clock skew allowed).
+	validLaunch := vm.HasLaunchedAt && vm.LaunchedAt > 0 && vm.LaunchedAt <= nowSec+1
+	if vm.HasLaunchedAt && !validLaunch {
+		errs.add("vm-launched-at:"+id, 1, fmt.Errorf("instance %s: vm.launched_at %v is not an epoch time in the past; using the age of vm_pid if any", id, vm.LaunchedAt))
+	}
 	switch {
-	case vm.HasLaunchedAt:
-		launched := time.Unix(0, int64(vm.LaunchedAt*float64(time.Second)))
-		s.mb.RecordErnicVMUptimeDataPoint(ts, now.Sub(launched).Seconds(), id, inst.Role)
+	case validLaunch:
+		s.mb.RecordErnicVMUptimeDataPoint(ts, max(nowSec-vm.LaunchedAt, 0), id, inst.Role)
 	case vm.PID > 0:
 		if p, err := s.procs.Lookup(vm.PID); err == nil && p.Alive && !p.Start.IsZero() {
 			s.mb.RecordErnicVMUptimeDataPoint(ts, now.Sub(p.Start).Seconds(), id, inst.Role)
@@ -341,7 +354,10 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 	qps := publishedQPs(stats.QPs, s.cfg.MaxQPsPerInstance)
 	s.mb.RecordErnicQpUnpublishedDataPoint(ts, int64(len(stats.QPs)-len(qps)), id, role)
 	byOpcode := s.cfg.Metrics.ErnicQpWqesByOpcode.Enabled
-	for _, q := range qps {
+	for i, q := range qps {
+		if i > 0 && i%qpChunk == 0 {
+			s.mb.EmitForResource()
+		}
 		handle := strconv.FormatUint(uint64(q.Handle), 10)
 		for _, c := range qpCounters {
 			if raw, ok := q.Get(c.key); ok {
@@ -361,7 +377,7 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 		// A wrapped `(other opcodes)` is the server's unsigned subtraction
 		// going below zero: garbage by design, dropped without a log line.
 		if q.HasOther && q.Other <= math.MaxInt64 {
-			s.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, int64(q.Other), id, role, handle, "other")
+			s.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, int64(st.holdOther(q.Handle, q.Other)), id, role, handle, "other")
 		}
 	}
 }
@@ -378,6 +394,57 @@ func (s *ernicScraper) logOverflow(st *instanceState, id, name string, v uint64)
 	st.overflowLogged[name] = true
 	s.logger.Warn("Counter above 2^63-1 not published (an OTLP or Prometheus integer cannot hold it); logged once per server process",
 		zap.String("ernic.id", id), zap.String("counter", name), zap.Uint64("value", v), zap.Int("pid", st.pid))
+}
+
+// qpChunk is how many QPs are recorded between two EmitForResource calls.
+// The generated Record functions look for an existing point with the same
+// attributes among all points recorded since the last emit (mdatagen's
+// spatial reaggregation), which makes recording quadratic in the points of
+// one metric; emitting after every instance and every qpChunk QPs keeps that
+// search short and the scrape linear. mergeResourceMetrics joins the pieces.
+const qpChunk = 16
+
+// mergeResourceMetrics joins the resource metrics of md, all emitted by one
+// builder for the same (empty) resource and scope, into the first one, so
+// that each metric appears once with all its points.
+func mergeResourceMetrics(md pmetric.Metrics) {
+	rms := md.ResourceMetrics()
+	if rms.Len() < 2 {
+		return
+	}
+	dst := rms.At(0).ScopeMetrics().At(0).Metrics()
+	byName := make(map[string]pmetric.Metric, dst.Len())
+	for i := range dst.Len() {
+		byName[dst.At(i).Name()] = dst.At(i)
+	}
+	for r := 1; r < rms.Len(); r++ {
+		sms := rms.At(r).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for i := range ms.Len() {
+				m := ms.At(i)
+				d, ok := byName[m.Name()]
+				if !ok {
+					d = dst.AppendEmpty()
+					m.MoveTo(d)
+					byName[d.Name()] = d
+					continue
+				}
+				switch m.Type() {
+				case pmetric.MetricTypeSum:
+					m.Sum().DataPoints().MoveAndAppendTo(d.Sum().DataPoints())
+				case pmetric.MetricTypeGauge:
+					m.Gauge().DataPoints().MoveAndAppendTo(d.Gauge().DataPoints())
+				}
+			}
+		}
+	}
+	first := true
+	rms.RemoveIf(func(pmetric.ResourceMetrics) bool {
+		keep := first
+		first = false
+		return !keep
+	})
 }
 
 // sumDevice adds the given device counters; false when one is missing or the

@@ -452,22 +452,25 @@ func TestScrapeTornFileKeepsLastSnapshot(t *testing.T) {
 
 	whole, err := os.ReadFile(filepath.Join(f.runDir, "2.stats"))
 	require.NoError(t, err)
-	for i, tc := range []struct{ name, torn string }{
-		{"empty", ""},
-		{"cut in a line", string(whole[:900])},
-		{"cut at a QP end", string(whole[:strings.Index(string(whole), "  QP 4:")])},
+	for _, tc := range []struct {
+		name, torn string
+		reported   bool // a new kind of fault for this file
+	}{
+		{"empty", "", true},
+		{"cut in a line", string(whole[:900]), false},
+		{"cut at a QP end", string(whole[:strings.Index(string(whole), "  QP 4:")]), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			now = now.Add(time.Second)
 			f.write(t, "2.stats", tc.torn, now)
 			md, err := s.scrape(context.Background())
-			if i == 0 {
+			if tc.reported {
 				require.Error(t, err)
 				assert.True(t, scrapererror.IsPartialScrapeError(err))
 				assert.Contains(t, err.Error(), "2.stats")
 				assert.Contains(t, err.Error(), "publishing the last complete read")
 			} else {
-				require.NoError(t, err, "the same fault is reported once per %s", faultInterval)
+				require.NoError(t, err, "the same kind of fault is reported once per %s", faultInterval)
 			}
 			assert.Equal(t, int64(211), intVal(t, md, "ernic.commands", "ernic.id", "2"), "the last complete read")
 			assert.Equal(t, int64(2), intVal(t, md, "ernic.qp.count", "ernic.id", "2"))
@@ -605,4 +608,79 @@ func TestScrapeOverflowLoggedOnce(t *testing.T) {
 	// The sum ernic.rdma.bytes is left out without a line of its own: its
 	// part total_bytes_sent is the one logged.
 	assert.ElementsMatch(t, []string{"commands", "total_bytes_sent"}, counters)
+}
+
+// ernicctl hot-reload: the old process's last file, written within the
+// second that the /proc start time may be early by, is not the new one's.
+func TestScrapeHotReloadLeftoverFile(t *testing.T) {
+	stats2, err := os.ReadFile(filepath.Join(sharedTestdata, "rundir", "basic", "2.stats"))
+	require.NoError(t, err)
+	manifest := func(pid int) string {
+		return `{"instances":[{"id":2,"role":"worker","pid":` + strconv.Itoa(pid) + `,"mac":"m","vm":null}]}`
+	}
+	f := newFixture(t, "basic")
+	f.write(t, "instances.json", manifest(4117), scrapeNow)
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	require.Equal(t, int64(3071), intVal(t, scrapeOK(t, s), "ernic.stats.writes"))
+
+	// The old process's shutdown write lands 0.4 s after the new process's
+	// computed start.
+	now = now.Add(5 * time.Second)
+	f.setProc(t, 4300, "S", 70400) // boot+704 s
+	f.write(t, "instances.json", manifest(4300), now)
+	shutdown := replaceLine(t, string(stats2), "Write count : 3071", "Write count : 3072")
+	f.write(t, "2.stats", shutdown, time.Unix(bootTime+704, 400_000_000))
+	md := scrapeOK(t, s)
+	assert.Empty(t, points(md, "ernic.commands"), "the old process's counters are not published under the new start")
+
+	// The new process's startup file, in the same second: published.
+	now = now.Add(time.Second)
+	startup, err := os.ReadFile(filepath.Join(sharedTestdata, "rundir", "basic", "1.stats"))
+	require.NoError(t, err)
+	f.write(t, "2.stats", string(startup), time.Unix(bootTime+704, 600_000_000))
+	md = scrapeOK(t, s)
+	assert.Equal(t, int64(0), intVal(t, md, "ernic.stats.writes"))
+	assert.Equal(t, tsOf(time.Unix(bootTime+704, 0)), commandsStart(t, md, "2"))
+}
+
+func TestScrapeOpcodeCounters(t *testing.T) {
+	stats2, err := os.ReadFile(filepath.Join(sharedTestdata, "rundir", "basic", "2.stats"))
+	require.NoError(t, err)
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	s := newTestScraper(t, f.config(func(c *Config) { c.Metrics.ErnicQpWqesByOpcode.Enabled = true }), &now)
+	q9 := []string{"ernic.id", "2", "qp", "9"}
+	md := scrapeOK(t, s)
+	require.Equal(t, int64(3), intVal(t, md, "ernic.qp.wqes.by_opcode", append(q9, "opcode", "other")...))
+
+	// `(other opcodes)` is derived and may dip: the published value holds.
+	now = now.Add(5 * time.Second)
+	f.write(t, "2.stats", replaceLine(t, string(stats2), "(other opcodes)       : 3", "(other opcodes)       : 1"), now)
+	md = scrapeOK(t, s)
+	assert.Equal(t, int64(3), intVal(t, md, "ernic.qp.wqes.by_opcode", append(q9, "opcode", "other")...))
+	assert.Equal(t, tsOf(time.Unix(bootTime+25, 500_000_000)), commandsStart(t, md, "2"), "a dip of other is no reset")
+
+	// A real opcode counter going down is a reset.
+	prev := now
+	now = now.Add(5 * time.Second)
+	f.write(t, "2.stats", replaceLine(t, string(stats2), "SEND                  : 512", "SEND                  : 500"), now)
+	md = scrapeOK(t, s)
+	assert.Equal(t, int64(500), intVal(t, md, "ernic.qp.wqes.by_opcode", append(q9, "opcode", "SEND")...))
+	assert.Equal(t, tsOf(prev), commandsStart(t, md, "2"))
+}
+
+func TestScrapeImplausibleLaunchedAt(t *testing.T) {
+	for _, launched := range []string{"1900000000", "-5", "1e20", "1767225600250"} {
+		t.Run(launched, func(t *testing.T) {
+			f := newFixture(t, "basic")
+			f.write(t, "instances.json", `{"instances":[{"id":2,"role":"worker","pid":4117,"vm":{"attached":true,"vm_pid":5230,"launched_at":`+launched+`}}]}`, scrapeNow)
+			now := scrapeNow
+			s := newTestScraper(t, f.config(), &now)
+			md, err := s.scrape(context.Background())
+			require.ErrorContains(t, err, "vm.launched_at")
+			// The age of vm_pid 5230 (started at boot+600 s) instead.
+			assert.InDelta(t, 100.0, one(t, md, "ernic.vm.uptime").DoubleValue(), 1e-9)
+		})
+	}
 }

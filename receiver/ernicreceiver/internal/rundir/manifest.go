@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 )
 
@@ -53,22 +54,6 @@ type VM struct {
 	GPU string
 }
 
-type rawInstance struct {
-	ID   *int64  `json:"id"`
-	Role *string `json:"role"`
-	PID  *int    `json:"pid"`
-	MAC  string  `json:"mac"`
-	VM   *rawVM  `json:"vm"`
-}
-
-type rawVM struct {
-	Attached   bool     `json:"attached"`
-	Name       string   `json:"vm_name"`
-	PID        int      `json:"vm_pid"`
-	LaunchedAt *float64 `json:"launched_at"`
-	GPU        string   `json:"gpu"`
-}
-
 // ParseManifest parses instances.json. An empty, cut or otherwise invalid
 // JSON document (a writer truncates and rewrites the file in place, so a
 // reader can see any prefix of it) is an error wrapping ErrIncomplete; a
@@ -96,34 +81,82 @@ func ParseManifest(data []byte) (*Manifest, error) {
 	m := &Manifest{Instances: make([]Instance, 0, len(*doc.Instances))}
 	seen := make(map[int64]struct{}, len(*doc.Instances))
 	for n, raw := range *doc.Instances {
-		var ri rawInstance
-		if err := json.Unmarshal(raw, &ri); err != nil {
-			m.Problems = append(m.Problems, fmt.Errorf("instances[%d]: %w", n, err))
+		inst, problems, err := decodeInstance(raw)
+		for _, p := range problems {
+			m.Problems = append(m.Problems, fmt.Errorf("instances[%d]: %w", n, p))
+		}
+		if err != nil {
+			m.Problems = append(m.Problems, fmt.Errorf("instances[%d]: %w; entry left out", n, err))
 			continue
 		}
-		if ri.ID == nil || *ri.ID <= 0 {
-			m.Problems = append(m.Problems, fmt.Errorf("instances[%d]: no positive integer \"id\"", n))
+		if _, dup := seen[inst.ID]; dup {
+			m.Problems = append(m.Problems, fmt.Errorf("instances[%d]: id %d listed twice; the first entry is used", n, inst.ID))
 			continue
 		}
-		if _, dup := seen[*ri.ID]; dup {
-			m.Problems = append(m.Problems, fmt.Errorf("instances[%d]: id %d listed twice; the first entry is used", n, *ri.ID))
-			continue
-		}
-		seen[*ri.ID] = struct{}{}
-		inst := Instance{ID: *ri.ID, Role: "unknown", MAC: ri.MAC}
-		if ri.Role != nil {
-			inst.Role = *ri.Role
-		}
-		if ri.PID != nil && *ri.PID > 0 {
-			inst.PID = *ri.PID
-		}
-		if ri.VM != nil {
-			inst.VM = &VM{Attached: ri.VM.Attached, Name: ri.VM.Name, PID: ri.VM.PID, GPU: ri.VM.GPU}
-			if ri.VM.LaunchedAt != nil {
-				inst.VM.LaunchedAt, inst.VM.HasLaunchedAt = *ri.VM.LaunchedAt, true
-			}
-		}
+		seen[inst.ID] = struct{}{}
 		m.Instances = append(m.Instances, inst)
 	}
 	return m, nil
+}
+
+// decodeInstance decodes one manifest entry key by key, so that a key of
+// the wrong type costs that key (a problem; the key counts as absent) and
+// not the entry. Only an unusable `id` drops the entry (err).
+func decodeInstance(raw json.RawMessage) (inst Instance, problems []error, err error) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return Instance{}, nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	key := func(name string, dst any) bool {
+		v, ok := obj[name]
+		if !ok || string(v) == "null" {
+			return false
+		}
+		if err := json.Unmarshal(v, dst); err != nil {
+			problems = append(problems, fmt.Errorf("key %q: %s is not %s; ignored", name, v, typeName(dst)))
+			return false
+		}
+		return true
+	}
+	var id int64
+	if err := json.Unmarshal(obj["id"], &id); err != nil || id <= 0 {
+		return Instance{}, nil, errors.New(`no positive integer "id"`)
+	}
+	inst = Instance{ID: id, Role: "unknown"}
+	key("role", &inst.Role)
+	var pid int64
+	if key("pid", &pid) && pid > 0 && pid <= math.MaxInt32 {
+		inst.PID = int(pid)
+	}
+	key("mac", &inst.MAC)
+
+	var vm map[string]json.RawMessage
+	if !key("vm", &vm) {
+		return inst, problems, nil
+	}
+	obj, inst.VM = vm, &VM{}
+	key("attached", &inst.VM.Attached)
+	key("vm_name", &inst.VM.Name)
+	var vmPID int64
+	if key("vm_pid", &vmPID) && vmPID > 0 && vmPID <= math.MaxInt32 {
+		inst.VM.PID = int(vmPID)
+	}
+	inst.VM.HasLaunchedAt = key("launched_at", &inst.VM.LaunchedAt)
+	key("gpu", &inst.VM.GPU)
+	return inst, problems, nil
+}
+
+func typeName(v any) string {
+	switch v.(type) {
+	case *string:
+		return "a string"
+	case *bool:
+		return "a boolean"
+	case *int64:
+		return "an integer"
+	case *float64:
+		return "a number"
+	default:
+		return "a JSON object"
+	}
 }

@@ -44,21 +44,36 @@ func TestParseManifestBadEntries(t *testing.T) {
 		{"pid": 12},
 		{"id": 0, "pid": 13},
 		{"id": 1, "pid": 14},
-		{"id": 5, "pid": 15, "vm": {"vm_pid": "x"}},
-		{"id": 6, "pid": -1, "vm": null}
+		{"id": 5, "pid": 15, "vm": {"vm_pid": "x", "attached": "true", "gpu": ["a"], "vm_name": "n"}},
+		{"id": 6, "pid": -1, "vm": null},
+		{"id": 7, "pid": 17.5, "mac": 5, "role": "worker", "ID": 9}
 	]}`))
 	require.NoError(t, err)
 	var ids []int64
 	for _, i := range m.Instances {
 		ids = append(ids, i.ID)
 	}
-	assert.Equal(t, []int64{1, 6}, ids)
+	assert.Equal(t, []int64{1, 5, 6, 7}, ids)
 	assert.Equal(t, 10, m.Instances[0].PID, "the first entry of a duplicated id wins")
-	assert.Equal(t, 0, m.Instances[1].PID, "a negative pid is no pid")
-	require.Len(t, m.Problems, 5)
-	assert.Contains(t, m.Problems[0].Error(), "instances[1]")
-	assert.Contains(t, m.Problems[1].Error(), `instances[2]: no positive integer "id"`)
-	assert.Contains(t, m.Problems[3].Error(), "id 1 listed twice")
+	assert.Equal(t, 15, m.Instances[1].PID, "a bad vm key costs that key, not the entry")
+	assert.Equal(t, VM{Name: "n"}, *m.Instances[1].VM)
+	assert.Equal(t, 0, m.Instances[2].PID, "a negative pid is no pid")
+	assert.Equal(t, Instance{ID: 7, Role: "worker"}, m.Instances[3], "keys are matched exactly; bad pid and mac ignored")
+	var msgs []string
+	for _, p := range m.Problems {
+		msgs = append(msgs, p.Error())
+	}
+	assert.Equal(t, []string{
+		`instances[1]: no positive integer "id"; entry left out`,
+		`instances[2]: no positive integer "id"; entry left out`,
+		`instances[3]: no positive integer "id"; entry left out`,
+		`instances[4]: id 1 listed twice; the first entry is used`,
+		`instances[5]: key "attached": "true" is not a boolean; ignored`,
+		`instances[5]: key "vm_pid": "x" is not an integer; ignored`,
+		`instances[5]: key "gpu": ["a"] is not a string; ignored`,
+		`instances[7]: key "pid": 17.5 is not an integer; ignored`,
+		`instances[7]: key "mac": 5 is not a string; ignored`,
+	}, msgs)
 }
 
 func TestParseManifestNotAManifest(t *testing.T) {

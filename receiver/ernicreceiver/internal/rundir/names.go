@@ -71,6 +71,15 @@ func lifName(key []byte) (string, bool) {
 	return n, ok
 }
 
+// lifCounterName returns the interned name of a known LIF counter, or a copy
+// of key.
+func lifCounterName(key []byte) string {
+	if n, ok := lifIndex[string(key)]; ok {
+		return n
+	}
+	return string(key)
+}
+
 // opcodeName returns the interned name of a known opcode, or a copy of key.
 func opcodeName(key []byte) string {
 	if n, ok := opcodeIndex[string(key)]; ok {

@@ -181,7 +181,7 @@ type Stats struct {
 // server format: empty, cut inside a line, or cut before its end (run-dir-
 // format.md §4). A reader racing the server's in-place rewrite sees such
 // files; nothing from them may be published.
-var ErrIncomplete = errors.New("incomplete stats file")
+var ErrIncomplete = errors.New("incomplete file")
 
 func incomplete(reason string) error {
 	return fmt.Errorf("%w: %s", ErrIncomplete, reason)
@@ -235,6 +235,9 @@ func parseStatsInto(s *Stats, data []byte) error {
 	}
 	if data[len(data)-1] != '\n' {
 		return incomplete("file does not end with a newline (cut inside a line)")
+	}
+	if bytes.IndexByte(data, '\r') >= 0 {
+		return errors.New("CR characters (CRLF line endings?): not a stats file of a known server format, whose lines end in LF")
 	}
 	var (
 		sec       = secPreamble
@@ -314,8 +317,8 @@ func parseStatsInto(s *Stats, data []byte) error {
 			if !hasVal {
 				continue
 			}
-			if name, ok := lifName(key); ok {
-				s.addLIF(name, val, lineNo)
+			if _, ok := lifName(key); ok {
+				s.addLIF(key, val, lineNo)
 				continue
 			}
 			k, known := lookupDeviceKey(key)
@@ -328,10 +331,16 @@ func parseStatsInto(s *Stats, data []byte) error {
 				continue
 			}
 			if !s.Device.set(k, n) {
-				s.Problems = append(s.Problems, &LineError{lineNo, "device counter " + string(key) + " printed twice; the last value is used"})
+				s.duplicate(lineNo, "device counter "+string(key))
 			}
 		case secQPs:
-			if h, ok := qpHeader(line); ok {
+			h, isHeader, ok := qpHeader(line)
+			if isHeader && !ok {
+				s.Problems = append(s.Problems, &LineError{lineNo, fmt.Sprintf("QP header %q: the handle is not a decimal uint32; block ignored", line)})
+				qp, inOpcodes = nil, false
+				continue
+			}
+			if isHeader {
 				inOpcodes = false
 				if _, dup := qpIndex[h]; dup {
 					s.Problems = append(s.Problems, &LineError{lineNo, "QP " + strconv.FormatUint(uint64(h), 10) + " printed twice; the second block is ignored"})
@@ -368,23 +377,25 @@ func parseStatsInto(s *Stats, data []byte) error {
 			}
 			if inOpcodes {
 				if string(key) == otherOpcodes {
+					if qp.HasOther {
+						s.duplicate(lineNo, fmt.Sprintf("QP %d %s", qp.Handle, key))
+					}
 					qp.Other, qp.HasOther = n, true
-				} else {
-					qp.Opcodes = append(qp.Opcodes, Counter{Name: opcodeName(key), Value: n})
+				} else if !setCounter(&qp.Opcodes, key, n, opcodeName) {
+					s.duplicate(lineNo, fmt.Sprintf("QP %d opcode %s", qp.Handle, key))
 				}
 				continue
 			}
 			if k, known := lookupQPKey(key); known {
+				if qp.present&(1<<k) != 0 {
+					s.duplicate(lineNo, fmt.Sprintf("QP %d %s", qp.Handle, key))
+				}
 				qp.values[k] = n
 				qp.present |= 1 << k
 			}
 		case secLIF:
 			if hasVal {
-				name, ok := lifName(key)
-				if !ok {
-					name = string(key)
-				}
-				s.addLIF(name, val, lineNo)
+				s.addLIF(key, val, lineNo)
 			}
 		}
 	}
@@ -420,13 +431,36 @@ var requiredDevice = [][]DeviceKey{
 	{BytesSent}, {BytesReceived}, {BytesRDMARead}, {BytesRDMAWrite},
 }
 
-func (s *Stats) addLIF(name string, val []byte, lineNo int) {
+func (s *Stats) addLIF(key, val []byte, lineNo int) {
 	n, ok := parseUint(val)
 	if !ok {
-		s.Problems = append(s.Problems, &LineError{lineNo, fmt.Sprintf("LIF counter %s: %q is not an unsigned 64-bit integer", name, val)})
+		s.Problems = append(s.Problems, &LineError{lineNo, fmt.Sprintf("LIF counter %s: %q is not an unsigned 64-bit integer", key, val)})
 		return
 	}
-	s.LIF = append(s.LIF, Counter{Name: name, Value: n})
+	if !setCounter(&s.LIF, key, n, lifCounterName) {
+		s.duplicate(lineNo, "LIF counter "+string(key))
+	}
+}
+
+// duplicate records a key printed twice in one scope: the last value is
+// used, never the sum.
+func (s *Stats) duplicate(lineNo int, what string) {
+	s.Problems = append(s.Problems, &LineError{lineNo, what + " printed twice; the last value is used"})
+}
+
+// setCounter sets the counter named key in *cs, appending it (named by
+// name(key)) when absent; false when it was already there. The lists are
+// short (at most 19 opcodes, about 74 LIF counters), so a linear search is
+// cheaper than a map.
+func setCounter(cs *[]Counter, key []byte, v uint64, name func([]byte) string) bool {
+	for i := range *cs {
+		if (*cs)[i].Name == string(key) {
+			(*cs)[i].Value = v
+			return false
+		}
+	}
+	*cs = append(*cs, Counter{Name: name(key), Value: v})
+	return true
 }
 
 // splitLine applies the line rule of spec §3.1 to a stripped line: split at
@@ -443,16 +477,17 @@ func splitLine(line []byte) (key, val []byte, ok bool) {
 	return bytes.TrimSpace(line[:i]), bytes.TrimSpace(line[i+3:]), true
 }
 
-// qpHeader recognises `QP <handle>:` with a decimal uint32 handle.
-func qpHeader(line []byte) (uint32, bool) {
+// qpHeader recognises a `QP <handle>:` line (isHeader) and parses its
+// handle, a decimal uint32 (ok).
+func qpHeader(line []byte) (handle uint32, isHeader, ok bool) {
 	if !bytes.HasPrefix(line, []byte("QP ")) || line[len(line)-1] != ':' {
-		return 0, false
+		return 0, false, false
 	}
 	n, ok := parseUint(bytes.TrimSpace(line[3 : len(line)-1]))
 	if !ok || n > 1<<32-1 {
-		return 0, false
+		return 0, true, false
 	}
-	return uint32(n), true
+	return uint32(n), true, true
 }
 
 // parseUint parses an unsigned decimal without sign or separators; it fails

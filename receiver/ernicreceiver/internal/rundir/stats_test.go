@@ -262,3 +262,40 @@ func TestParseStatsUnknownFormat(t *testing.T) {
 	assert.False(t, errors.Is(err, ErrIncomplete))
 	assert.Contains(t, err.Error(), "device counter interrupts missing")
 }
+
+// A key printed twice in one scope keeps the last value, never the sum, and
+// is reported.
+func TestParseStatsDuplicates(t *testing.T) {
+	file := deviceBlock("  rx_ucast_bytes : 100\n") +
+		"\nPer-QP Statistics:\n" +
+		"  QP 9:\n    bytes_sent : 1\n    bytes_sent : 2\n    WQEs by opcode:\n" +
+		"      SEND : 512\n      SEND : 600\n      (other opcodes) : 1\n      (other opcodes) : 2\n\n" +
+		"  QP 4294967296:\n    bytes_sent : 5\n\n" +
+		"LIF Statistics:\n  rx_ucast_bytes : 200\n  rx_ucast_packets : 3\n\n"
+	s, err := ParseStats([]byte(file))
+	require.NoError(t, err)
+	assert.Equal(t, []Counter{{"rx_ucast_bytes", 200}, {"rx_ucast_packets", 3}}, s.LIF)
+	require.Len(t, s.QPs, 1, "a handle past uint32 is no QP")
+	q := &s.QPs[0]
+	assert.Equal(t, uint64(2), qpVal(t, q, QPBytesSent))
+	assert.Equal(t, []Counter{{"SEND", 600}}, q.Opcodes)
+	assert.Equal(t, uint64(2), q.Other)
+	var msgs []string
+	for _, p := range s.Problems {
+		msgs = append(msgs, p.Error())
+	}
+	assert.Equal(t, []string{
+		"line 22: QP 9 bytes_sent printed twice; the last value is used",
+		"line 25: QP 9 opcode SEND printed twice; the last value is used",
+		"line 27: QP 9 (other opcodes) printed twice; the last value is used",
+		`line 29: QP header "QP 4294967296:": the handle is not a decimal uint32; block ignored`,
+		"line 33: LIF counter rx_ucast_bytes printed twice; the last value is used",
+	}, msgs)
+}
+
+func TestParseStatsCRLF(t *testing.T) {
+	whole := strings.ReplaceAll(string(readTestdata(t, "rundir/basic/2.stats")), "\n", "\r\n")
+	_, err := ParseStats([]byte(whole))
+	require.ErrorContains(t, err, "CRLF")
+	assert.False(t, errors.Is(err, ErrIncomplete), "not retried: it will not get better")
+}
