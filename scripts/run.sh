@@ -27,8 +27,6 @@ if [[ -z "${ERNIC_RUN_DIR:-}" ]]; then
 		rm -rf "$run_dir"
 	}
 	trap stop_sim EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
 	export ERNIC_RUN_DIR=$run_dir
 	echo "Simulator (pid $sim_pid) writing $ERNIC_RUN_DIR"
 	# On the simulator, show every family, the per-opcode one (off by
@@ -39,4 +37,13 @@ fi
 echo "Run directory: $ERNIC_RUN_DIR"
 echo "Metrics: curl localhost:${ERNIC_EXPORTER_PORT:-9840}/metrics"
 # Not exec: the EXIT trap must stop the simulator after the collector exits.
-"$otelcol" --config config/local.yaml "${extra_config[@]}"
+# In the background, so that a SIGINT or SIGTERM sent to this script alone is
+# forwarded to the collector at once (bash runs traps only between commands).
+"$otelcol" --config config/local.yaml "${extra_config[@]}" &
+collector=$!
+trap 'kill -TERM "$collector" 2>/dev/null || true' INT TERM
+status=0
+while kill -0 "$collector" 2>/dev/null; do
+	wait "$collector" || status=$?
+done
+exit "$status"
