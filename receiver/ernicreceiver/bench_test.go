@@ -57,6 +57,9 @@ func BenchmarkScrape(b *testing.B) {
 				}
 				points = md.DataPointCount()
 			}
+			if want := size.instances * size.qps * len(qpCounters); points < want {
+				b.Fatalf("%d points published, want at least the %d per-QP points", points, want)
+			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(points), "ns/point")
 		})
 	}

@@ -29,8 +29,10 @@ type instanceState struct {
 	shrunkScrapes int
 
 	// prevWrites is the last Write count read from the previous server
-	// process of this instance, 0 when none was read.
+	// process of this instance (0 when none was read); hasPrev tells
+	// whether the receiver saw a previous process at all.
 	prevWrites uint64
+	hasPrev    bool
 
 	// otherMax is, per QP handle, the highest `(other opcodes)` value
 	// published for this process; see holdOther.
@@ -63,7 +65,7 @@ func (st *instanceState) track(pid int, procStart, now time.Time) {
 }
 
 func (st *instanceState) newProcess(pid int, procStart, now time.Time) {
-	st.prevWrites = 0
+	st.prevWrites, st.hasPrev = 0, st.start != 0
 	if st.stats != nil {
 		st.prevWrites = st.stats.WriteCount
 	}
@@ -80,9 +82,9 @@ func (st *instanceState) newProcess(pid int, procStart, now time.Time) {
 // fromPreviousProcess reports whether a stats file was written by the
 // instance's previous server process: before the current one started. The
 // start computed from /proc can be up to a second early (btime has whole
-// seconds), so within that second a file whose Write count is not below the
-// previous process's last one is the previous process's too: a new process
-// starts counting at 0.
+// seconds), so when the receiver saw the process change, a file within that
+// second whose Write count is not below the previous process's last one is
+// the previous process's too: a new process starts counting at 0.
 func (st *instanceState) fromPreviousProcess(s *rundir.Stats, mtime time.Time) bool {
 	if st.procStart.IsZero() {
 		return false
@@ -90,7 +92,8 @@ func (st *instanceState) fromPreviousProcess(s *rundir.Stats, mtime time.Time) b
 	if mtime.Before(st.procStart) {
 		return true
 	}
-	return mtime.Before(st.procStart.Add(time.Second)) && s.HasWriteCount && s.WriteCount > 0 && s.WriteCount >= st.prevWrites
+	return st.hasPrev && mtime.Before(st.procStart.Add(time.Second)) &&
+		s.HasWriteCount && s.WriteCount > 0 && s.WriteCount >= st.prevWrites
 }
 
 // holdOther returns the `(other opcodes)` value to publish for QP handle:

@@ -684,3 +684,16 @@ func TestScrapeImplausibleLaunchedAt(t *testing.T) {
 		})
 	}
 }
+
+// A process first seen by the receiver, whose file was written within a
+// second of its start, is published at once: without a previous process
+// there is nobody else the file could belong to.
+func TestScrapeFreshProcessFile(t *testing.T) {
+	f := newFixture(t, "basic")
+	f.setProc(t, 4300, "S", 69950) // boot+699.5 s
+	f.write(t, "instances.json", `{"instances":[{"id":2,"role":"worker","pid":4300}]}`, scrapeNow)
+	f.touch(t, "2.stats", time.Unix(bootTime+699, 900_000_000))
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	assert.Equal(t, int64(3071), intVal(t, scrapeOK(t, s), "ernic.stats.writes"))
+}
