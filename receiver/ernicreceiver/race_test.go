@@ -166,27 +166,15 @@ func TestRaceWriterProcess(t *testing.T) {
 // forEachSumPoint calls fn for every sum data point of md with a key made of
 // the metric name and its sorted attributes.
 func forEachSumPoint(md pmetric.Metrics, fn func(key string, dp pmetric.NumberDataPoint)) {
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				m := ms.At(k)
-				if m.Type() != pmetric.MetricTypeSum {
-					continue
-				}
-				dps := m.Sum().DataPoints()
-				for l := range dps.Len() {
-					dp := dps.At(l)
-					var attrs []string
-					for k, v := range dp.Attributes().All() {
-						attrs = append(attrs, k+"="+v.AsString())
-					}
-					sort.Strings(attrs)
-					fn(m.Name()+"{"+strings.Join(attrs, ",")+"}", dp)
-				}
-			}
+	forEachPoint(md, func(m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		if m.Type() != pmetric.MetricTypeSum {
+			return
 		}
-	}
+		var attrs []string
+		for k, v := range dp.Attributes().All() {
+			attrs = append(attrs, k+"="+v.AsString())
+		}
+		sort.Strings(attrs)
+		fn(m.Name()+"{"+strings.Join(attrs, ",")+"}", dp)
+	})
 }

@@ -125,10 +125,8 @@ func TestScrapeGolden(t *testing.T) {
 	}
 }
 
-// points returns the data points of metric name whose attributes include
-// every pair of attrs.
-func points(md pmetric.Metrics, name string, attrs ...string) []pmetric.NumberDataPoint {
-	var out []pmetric.NumberDataPoint
+// forEachPoint calls fn for every number data point of md with its metric.
+func forEachPoint(md pmetric.Metrics, fn func(m pmetric.Metric, dp pmetric.NumberDataPoint)) {
 	rms := md.ResourceMetrics()
 	for i := range rms.Len() {
 		sms := rms.At(i).ScopeMetrics()
@@ -136,29 +134,36 @@ func points(md pmetric.Metrics, name string, attrs ...string) []pmetric.NumberDa
 			ms := sms.At(j).Metrics()
 			for k := range ms.Len() {
 				m := ms.At(k)
-				if m.Name() != name {
-					continue
-				}
 				var dps pmetric.NumberDataPointSlice
 				if m.Type() == pmetric.MetricTypeSum {
 					dps = m.Sum().DataPoints()
 				} else {
 					dps = m.Gauge().DataPoints()
 				}
-			next:
 				for l := range dps.Len() {
-					dp := dps.At(l)
-					for a := 0; a+1 < len(attrs); a += 2 {
-						v, ok := dp.Attributes().Get(attrs[a])
-						if !ok || v.AsString() != attrs[a+1] {
-							continue next
-						}
-					}
-					out = append(out, dp)
+					fn(m, dps.At(l))
 				}
 			}
 		}
 	}
+}
+
+// points returns the data points of metric name whose attributes include
+// every pair of attrs.
+func points(md pmetric.Metrics, name string, attrs ...string) []pmetric.NumberDataPoint {
+	var out []pmetric.NumberDataPoint
+	forEachPoint(md, func(m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		if m.Name() != name {
+			return
+		}
+		for a := 0; a+1 < len(attrs); a += 2 {
+			v, ok := dp.Attributes().Get(attrs[a])
+			if !ok || v.AsString() != attrs[a+1] {
+				return
+			}
+		}
+		out = append(out, dp)
+	})
 	return out
 }
 
