@@ -36,6 +36,7 @@ type ernicScraper struct {
 	reader *rundir.Reader
 	procs  *procs.Table
 	faults *faultLimiter
+	stale  *staleness
 	now    func() time.Time
 
 	manifest  *rundir.Manifest // last manifest read whole
@@ -49,6 +50,7 @@ func newScraper(cfg *Config, set receiver.Settings) *ernicScraper {
 		mb:        metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
 		reader:    rundir.NewReader(cfg.MaxFileBytes),
 		faults:    newFaultLimiter(faultInterval),
+		stale:     newStaleness(metadata.ScopeName, set.BuildInfo.Version),
 		now:       time.Now,
 		instances: map[int64]*instanceState{},
 	}
@@ -96,6 +98,7 @@ func (s *ernicScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	}
 	md := s.mb.Emit()
 	mergeResourceMetrics(md)
+	s.stale.mark(md, ts)
 	if len(errs.errs) == 0 {
 		return md, nil
 	}

@@ -148,12 +148,35 @@ func forEachPoint(md pmetric.Metrics, fn func(m pmetric.Metric, dp pmetric.Numbe
 	}
 }
 
-// points returns the data points of metric name whose attributes include
-// every pair of attrs.
+// points returns the data points with a value (not staleness markers) of
+// metric name whose attributes include every pair of attrs.
 func points(md pmetric.Metrics, name string, attrs ...string) []pmetric.NumberDataPoint {
+	return matching(md, false, name, attrs...)
+}
+
+// stalePoints returns the staleness markers (points flagged NoRecordedValue)
+// of metric name whose attributes include every pair of attrs.
+func stalePoints(md pmetric.Metrics, name string, attrs ...string) []pmetric.NumberDataPoint {
+	return matching(md, true, name, attrs...)
+}
+
+// counts returns how many points with a value and how many staleness
+// markers md holds.
+func counts(md pmetric.Metrics) (values, stale int) {
+	forEachPoint(md, func(_ pmetric.Metric, dp pmetric.NumberDataPoint) {
+		if dp.Flags().NoRecordedValue() {
+			stale++
+		} else {
+			values++
+		}
+	})
+	return values, stale
+}
+
+func matching(md pmetric.Metrics, stale bool, name string, attrs ...string) []pmetric.NumberDataPoint {
 	var out []pmetric.NumberDataPoint
 	forEachPoint(md, func(m pmetric.Metric, dp pmetric.NumberDataPoint) {
-		if m.Name() != name {
+		if m.Name() != name || dp.Flags().NoRecordedValue() != stale {
 			return
 		}
 		for a := 0; a+1 < len(attrs); a += 2 {
@@ -494,16 +517,18 @@ func TestScrapeRunDirVanishesAndReturns(t *testing.T) {
 	f := newFixture(t, "basic")
 	now := scrapeNow
 	s := newTestScraper(t, f.config(), &now)
-	scrapeOK(t, s)
+	published, _ := counts(scrapeOK(t, s))
 
 	backup := f.runDir + ".bak"
 	require.NoError(t, os.Rename(f.runDir, backup))
 	now = now.Add(5 * time.Second)
 	md, err := s.scrape(context.Background())
 	require.ErrorContains(t, err, "run directory "+f.runDir)
-	assert.Equal(t, 0, md.DataPointCount())
+	values, stale := counts(md)
+	assert.Equal(t, 0, values)
+	assert.Equal(t, published, stale, "every series of the last scrape ends with a staleness marker")
 
-	// Reported once per interval, not every scrape.
+	// Reported once per interval, not every scrape; the series stay ended.
 	now = now.Add(5 * time.Second)
 	md, err = s.scrape(context.Background())
 	require.NoError(t, err)

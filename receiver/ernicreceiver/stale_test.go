@@ -1,0 +1,139 @@
+package ernicreceiver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+// series returns the series (name and attributes) of md's points with a
+// value, for instance id.
+func seriesOf(md pmetric.Metrics, id string) map[string]bool {
+	out := map[string]bool{}
+	forEachPoint(md, func(m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		if v, ok := dp.Attributes().Get("ernic.id"); !ok || v.Str() != id || dp.Flags().NoRecordedValue() {
+			return
+		}
+		out[m.Name()+" "+attrString(dp)] = true
+	})
+	return out
+}
+
+func attrString(dp pmetric.NumberDataPoint) string {
+	var s string
+	for k, v := range dp.Attributes().All() {
+		s += k + "=" + v.AsString() + ","
+	}
+	return s
+}
+
+// An instance that leaves the manifest ends each of its series with one
+// staleness marker; the other instances' series go on.
+func TestStalenessInstanceRemoved(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	before := scrapeOK(t, s)
+	gone := seriesOf(before, "1")
+	require.Len(t, gone, 21, "instance 1's series: up, uptime, vm.attached; 17 device series; qp.unpublished")
+
+	now = now.Add(5 * time.Second)
+	manifest, err := os.ReadFile(filepath.Join(sharedTestdata, "rundir", "basic", "instances.json"))
+	require.NoError(t, err)
+	// Drop the first entry (id 1).
+	f.write(t, "instances.json", `{"instances": [`+string(manifest[len(`{
+  "instances": [
+    {
+      "id": 1,
+      "role": "manager",
+      "pid": 4100,
+      "mac": "02:aa:00:00:00:01",
+      "socket": "/run/rocm-ernic/1.sock",
+      "vm": null
+    },`):]), now)
+	md := scrapeOK(t, s)
+	staleSeries := map[string]bool{}
+	forEachPoint(md, func(m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		if !dp.Flags().NoRecordedValue() {
+			return
+		}
+		id, _ := dp.Attributes().Get("ernic.id")
+		require.Equal(t, "1", id.Str(), "only instance 1's series end")
+		assert.Equal(t, tsOf(now), dp.Timestamp())
+		assert.Equal(t, tsOf(time.Unix(bootTime+10, 0)), dp.StartTimestamp(), "the series' own start")
+		staleSeries[m.Name()+" "+attrString(dp)] = true
+	})
+	assert.Equal(t, gone, staleSeries)
+	assert.Equal(t, int64(2), intVal(t, md, "ernic.instances"))
+	assert.Empty(t, seriesOf(md, "1"))
+	assert.NotEmpty(t, seriesOf(md, "2"))
+
+	// Once ended, a series gets no further markers.
+	now = now.Add(5 * time.Second)
+	_, stale := counts(scrapeOK(t, s))
+	assert.Zero(t, stale)
+}
+
+// A label that changes value (the connection state) ends the old series.
+func TestStalenessConnectionStateChange(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	scrapeOK(t, s)
+
+	whole, err := os.ReadFile(filepath.Join(f.runDir, "2.stats"))
+	require.NoError(t, err)
+	now = now.Add(5 * time.Second)
+	f.write(t, "2.stats", replaceLine(t, string(whole), "connected (PCI FLR)", "disconnected (lost connection)"), now)
+	md := scrapeOK(t, s)
+	assert.Equal(t, int64(0), intVal(t, md, "ernic.connection.up", "ernic.id", "2", "state", "disconnected (lost connection)"))
+	require.Len(t, stalePoints(md, "ernic.connection.up", "ernic.id", "2", "state", "connected (PCI FLR)"), 1)
+	_, stale := counts(md)
+	assert.Equal(t, 1, stale)
+}
+
+// A process that dies ends its uptime series; a sum keeps its type in the
+// marker.
+func TestStalenessProcessDies(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	scrapeOK(t, s)
+
+	now = now.Add(5 * time.Second)
+	f.setProc(t, 4117, "Z", 2550)
+	require.NoError(t, os.Remove(filepath.Join(f.runDir, "2.stats")))
+	md := scrapeOK(t, s)
+	assert.Equal(t, int64(0), intVal(t, md, "ernic.instance.up", "ernic.id", "2"))
+	assert.Len(t, stalePoints(md, "ernic.instance.uptime", "ernic.id", "2"), 1)
+	assert.Len(t, stalePoints(md, "ernic.commands", "ernic.id", "2"), 1)
+	forEachPoint(md, func(m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		if m.Name() == "ernic.commands" {
+			assert.True(t, m.Sum().IsMonotonic())
+			assert.Equal(t, pmetric.AggregationTemporalityCumulative, m.Sum().AggregationTemporality())
+		}
+	})
+}
+
+// The run directory vanishing with nothing else published still carries
+// the markers, in the receiver's scope.
+func TestStalenessScope(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	scrapeOK(t, s)
+	require.NoError(t, os.RemoveAll(f.runDir))
+	now = now.Add(5 * time.Second)
+	md, err := s.scrape(context.Background())
+	require.Error(t, err)
+	require.Equal(t, 1, md.ResourceMetrics().Len())
+	sm := md.ResourceMetrics().At(0).ScopeMetrics().At(0)
+	assert.Equal(t, "github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver", sm.Scope().Name())
+	assert.Equal(t, 35-1, sm.Metrics().Len(), "every metric but the off-by-default one")
+}
