@@ -129,6 +129,21 @@ func TestSimulatorEndToEnd(t *testing.T) {
 	if up, _ := value(restarted, "ernic_instance_up", "ernic_id", "2"); up != 1 {
 		t.Errorf("restarted instance 2 up = %v, want 1", up)
 	}
-	t.Logf("simulator e2e: %d families served; instance 2 writes %v before restart, %v after; instance 3 %v -> %v",
-		len(first), writes(later, 2), writes(restarted, 2), before, writes(restarted, 3))
+	// Remove instance 3: its series leave /metrics at the next scrape (a
+	// staleness marker), not after the exporter's expiry.
+	if err := s.Remove(3); err != nil {
+		t.Fatal(err)
+	}
+	removedAt := time.Now()
+	scrapeWhen("instance 3's series gone from /metrics", func(mfs map[string]*dto.MetricFamily) bool {
+		_, ok := value(mfs, "ernic_instance_up", "ernic_id", "3")
+		_, okW := value(mfs, "ernic_stats_writes_total", "ernic_id", "3")
+		return !ok && !okW
+	})
+	gone := time.Since(removedAt)
+	if gone > 10*time.Second {
+		t.Errorf("instance 3's series took %s to leave /metrics; want about one collection interval (1s)", gone)
+	}
+	t.Logf("simulator e2e: %d families served; instance 2 writes %v before restart, %v after; instance 3 %v -> %v; instance 3's series gone %s after its removal",
+		len(first), writes(later, 2), writes(restarted, 2), before, writes(restarted, 3), gone.Round(100*time.Millisecond))
 }
