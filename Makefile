@@ -58,7 +58,7 @@ run: otelcol sim
 # test: generated code current, go vet, unit tests, then the end-to-end tests.
 test: check-generate
 	$(GO) vet ./...
-	$(GO) vet -tags e2e ./test/e2e/...
+	$(GO) vet -tags e2e ./test/e2e/... ./test/deploy/...
 	$(MAKE) unit-test
 	$(MAKE) e2e-test
 
@@ -69,7 +69,35 @@ unit-test:
 # e2e-test: build the collector, then run it against fixture run directories
 # and check its Prometheus output (test/e2e, build tag e2e).
 e2e-test: otelcol
-	OTELCOL_BIN=$(CURDIR)/$(OTELCOL) $(GO) test -tags e2e -count=1 -v ./test/e2e/...
+	OTELCOL_BIN=$(CURDIR)/$(OTELCOL) $(GO) test -tags e2e -count=1 -v ./test/e2e/... ./test/deploy/...
+
+# install: install the collector as a systemd service (deploy/README.md): the
+# binary to $(BINDIR), the unit to $(UNITDIR) (its paths rewritten when BINDIR
+# or CONFDIR are not the defaults) and $(DEFAULT_CONFIG) as
+# $(CONFDIR)/config.yaml, unless a config is already there. DESTDIR stages
+# the tree elsewhere (packaging, tests); run `systemctl daemon-reload` after.
+DESTDIR ?=
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+UNITDIR ?= /etc/systemd/system
+CONFDIR ?= /etc/otelcol-ernic
+DEFAULT_CONFIG ?= config/local.yaml
+
+.PHONY: install
+install: otelcol
+	install -d -m 0755 $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CONFDIR)
+	install -m 0755 $(OTELCOL) $(DESTDIR)$(BINDIR)/otelcol-ernic
+	sed -e 's|/usr/local/bin/otelcol-ernic|$(BINDIR)/otelcol-ernic|g' \
+		-e 's|/etc/otelcol-ernic/|$(CONFDIR)/|g' \
+		deploy/otelcol-ernic.service >$(DESTDIR)$(UNITDIR)/otelcol-ernic.service.tmp
+	chmod 0644 $(DESTDIR)$(UNITDIR)/otelcol-ernic.service.tmp
+	mv -f $(DESTDIR)$(UNITDIR)/otelcol-ernic.service.tmp $(DESTDIR)$(UNITDIR)/otelcol-ernic.service
+	@if [ -e $(DESTDIR)$(CONFDIR)/config.yaml ]; then \
+		echo "install: keeping the existing $(DESTDIR)$(CONFDIR)/config.yaml"; \
+	else \
+		echo "install -m 0644 $(DEFAULT_CONFIG) $(DESTDIR)$(CONFDIR)/config.yaml"; \
+		install -m 0644 $(DEFAULT_CONFIG) $(DESTDIR)$(CONFDIR)/config.yaml; \
+	fi
 
 # clean: remove the builder, the simulator and the generated distribution.
 clean:
