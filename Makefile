@@ -67,7 +67,9 @@ unit-test:
 	$(GO) test ./...
 
 # e2e-test: build the collector, then run it against fixture run directories
-# and check its Prometheus output (test/e2e, build tag e2e).
+# and check its Prometheus output (test/e2e, build tag e2e). The remote-write
+# tests start Prometheus servers: `prometheus` must be on PATH (Debian's
+# package; .ci/run installs it) or named by PROMETHEUS_BIN.
 e2e-test: otelcol
 	OTELCOL_BIN=$(CURDIR)/$(OTELCOL) $(GO) test -tags e2e -count=1 -v ./test/e2e/... ./test/deploy/...
 

@@ -110,11 +110,13 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// cleanEnv is the test's environment without the variables config/local.yaml
-// reads, so that only what a test sets reaches the collector.
+// cleanEnv is the test's environment without the ERNIC_* variables the
+// configurations in config/ read (ERNIC_RUN_DIR, ERNIC_EXPORTER_PORT,
+// ERNIC_REMOTE_WRITE_URL, ERNIC_STATE_DIR, ...), so that only what a test sets
+// reaches the collector.
 func cleanEnv() []string {
 	return slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, "ERNIC_RUN_DIR=") || strings.HasPrefix(kv, "ERNIC_EXPORTER_PORT=")
+		return strings.HasPrefix(kv, "ERNIC_")
 	})
 }
 
@@ -136,17 +138,67 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// TestValidateLocalConfig: the shipped configuration is valid for the
-// distribution as it is (defaults of every ${env:...}).
-func TestValidateLocalConfig(t *testing.T) {
+// validateEnv is the environment of `otelcol-ernic validate` for the shipped
+// configurations: the variables that have no default, set to plausible
+// values; every other ${env:...} keeps its default.
+var validateEnv = []string{
+	"ERNIC_REMOTE_WRITE_URL=http://127.0.0.1:9090/api/v1/write", // prometheus-remote-write.yaml
+}
+
+// validateEndpoints is ERNIC_OTLP_ENDPOINT per configuration: host:port for
+// gRPC, a URL for HTTP.
+var validateEndpoints = map[string]string{
+	"otlp.yaml":     "127.0.0.1:4317",
+	"otlphttp.yaml": "http://127.0.0.1:4318",
+}
+
+// TestValidateConfigs: every configuration in config/ is valid for the
+// distribution as it is (defaults of every ${env:...} that has one). The
+// configurations that need an endpoint are also checked to fail without it,
+// so that a missing variable stops the collector instead of sending nowhere.
+func TestValidateConfigs(t *testing.T) {
 	bin := collectorBinary(t)
 	root := repoRoot(t)
-	cmd := exec.Command(bin, "validate", "--config", filepath.Join(root, "config", "local.yaml"))
-	cmd.Dir = root
-	cmd.Env = cleanEnv()
-	out, err := cmd.CombinedOutput()
+	configs, err := filepath.Glob(filepath.Join(root, "config", "*.yaml"))
 	if err != nil {
-		t.Fatalf("otelcol-ernic validate --config config/local.yaml: %v\n%s", err, out)
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range configs {
+		names = append(names, filepath.Base(c))
+	}
+	for _, want := range []string{"local.yaml", "prometheus-remote-write.yaml", "otlp.yaml", "otlphttp.yaml"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("config/%s missing (have %v)", want, names)
+		}
+	}
+	validate := func(config string, env []string) ([]byte, error) {
+		cmd := exec.Command(bin, "validate", "--config", config)
+		cmd.Dir = root
+		cmd.Env = append(cleanEnv(), env...)
+		return cmd.CombinedOutput()
+	}
+	for _, config := range configs {
+		name := filepath.Base(config)
+		t.Run(name, func(t *testing.T) {
+			env := slices.Clone(validateEnv)
+			if ep, ok := validateEndpoints[name]; ok {
+				env = append(env, "ERNIC_OTLP_ENDPOINT="+ep)
+			}
+			out, err := validate(config, env)
+			if err != nil {
+				t.Fatalf("otelcol-ernic validate --config config/%s: %v\n%s", name, err, out)
+			}
+			if len(bytes.TrimSpace(out)) > 0 {
+				t.Errorf("otelcol-ernic validate --config config/%s printed:\n%s", name, out)
+			}
+			// Without its endpoint, a push configuration must not validate.
+			if name != "local.yaml" {
+				if out, err := validate(config, nil); err == nil {
+					t.Errorf("config/%s validates without its endpoint variable; want an error\n%s", name, out)
+				}
+			}
+		})
 	}
 }
 
@@ -163,7 +215,6 @@ type collector struct {
 // test failed.
 func startCollector(t *testing.T, runDir string, promPort, healthPort int) *collector {
 	t.Helper()
-	bin := collectorBinary(t)
 	root := repoRoot(t)
 
 	// The overrides of the test, merged over config/local.yaml: a 1s
@@ -188,14 +239,24 @@ extensions:
 		t.Fatal(err)
 	}
 
-	c := &collector{log: &lockedBuffer{}, exited: make(chan struct{})}
-	c.cmd = exec.Command(bin,
+	return launchCollector(t, []string{
 		"--config", filepath.Join(root, "config", "local.yaml"),
-		"--config", override)
-	c.cmd.Dir = root
-	c.cmd.Env = append(cleanEnv(),
-		"ERNIC_RUN_DIR="+runDir,
-		"ERNIC_EXPORTER_PORT="+strconv.Itoa(promPort))
+		"--config", override,
+	}, []string{
+		"ERNIC_RUN_DIR=" + runDir,
+		"ERNIC_EXPORTER_PORT=" + strconv.Itoa(promPort),
+	})
+}
+
+// launchCollector runs the collector with args and cleanEnv plus env, and stops
+// it (SIGTERM) when the test ends, printing its log if the test failed.
+func launchCollector(t *testing.T, args, env []string) *collector {
+	t.Helper()
+	bin := collectorBinary(t)
+	c := &collector{log: &lockedBuffer{}, exited: make(chan struct{})}
+	c.cmd = exec.Command(bin, args...)
+	c.cmd.Dir = repoRoot(t)
+	c.cmd.Env = append(cleanEnv(), env...)
 	c.cmd.Stdout = c.log
 	c.cmd.Stderr = c.log
 	if err := c.cmd.Start(); err != nil {
@@ -555,10 +616,14 @@ func formatFamilies(mfs map[string]*dto.MetricFamily) string {
 	return b.String()
 }
 
-// ownStart is this process's start time as the receiver computes it: field
-// 22 of /proc/self/stat (clock ticks since boot, USER_HZ 100) plus btime.
-func ownStart() time.Time {
-	stat, err := os.ReadFile("/proc/self/stat")
+// ownStart is this process's start time as the receiver computes it.
+func ownStart() time.Time { return processStart(os.Getpid()) }
+
+// processStart is the start time of process pid as the receiver computes
+// it: field 22 of /proc/<pid>/stat (clock ticks since boot, USER_HZ 100)
+// plus btime.
+func processStart(pid int) time.Time {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		panic(err)
 	}

@@ -1,0 +1,288 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"gopkg.in/yaml.v3"
+
+	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
+)
+
+// metricDef is one metric of receiver/ernicreceiver/metadata.yaml.
+type metricDef struct {
+	Enabled    bool     `yaml:"enabled"`
+	Unit       string   `yaml:"unit"`
+	Attributes []string `yaml:"attributes"`
+	Sum        *struct {
+		Monotonic   bool   `yaml:"monotonic"`
+		Temporality string `yaml:"aggregation_temporality"`
+	} `yaml:"sum"`
+	Gauge *struct{} `yaml:"gauge"`
+}
+
+// metricDefs reads the receiver's metric definitions: the test checks the
+// OTLP output against them, not against a copied list.
+func metricDefs(t *testing.T) map[string]metricDef {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "receiver", "ernicreceiver", "metadata.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md struct {
+		Metrics map[string]metricDef `yaml:"metrics"`
+	}
+	if err := yaml.Unmarshal(raw, &md); err != nil {
+		t.Fatal(err)
+	}
+	return md.Metrics
+}
+
+// otlpSink is an OTLP/HTTP metrics endpoint on loopback that keeps what it
+// receives (JSON encoding).
+type otlpSink struct {
+	mu  sync.Mutex
+	got []pmetric.Metrics
+	srv *http.Server
+	url string
+}
+
+func startSink(t *testing.T) *otlpSink {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &otlpSink{url: "http://" + l.Addr().String() + "/v1/metrics"}
+	s.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		req := pmetricotlp.NewExportRequest()
+		if err == nil {
+			err = req.UnmarshalJSON(body)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		s.mu.Lock()
+		s.got = append(s.got, req.Metrics())
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte("{}"))
+	})}
+	go func() { _ = s.srv.Serve(l) }()
+	t.Cleanup(func() { _ = s.srv.Close() })
+	return s
+}
+
+func (s *otlpSink) batches() []pmetric.Metrics {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.got)
+}
+
+// runCollector starts otelcol-ernic with the given config files and
+// environment, and stops it at the end of the test (its log printed when the
+// test failed). It returns the running command.
+func runCollector(t *testing.T, env []string, configs ...string) *exec.Cmd {
+	t.Helper()
+	var args []string
+	for _, c := range configs {
+		args = append(args, "--config", c)
+	}
+	log := &lockedBuffer{}
+	cmd := exec.Command(collectorBinary(t), args...)
+	cmd.Dir = repoRoot(t)
+	cmd.Env = append(cleanEnv(), env...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("collector %v log:\n%s", configs, log.String())
+		}
+	})
+	return cmd
+}
+
+func writeConfig(t *testing.T, name, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestOTLPToSecondCollector: otelcol-ernic with config/otlp.yaml sends to a
+// second otelcol-ernic (OTLP receiver → otlphttp exporter, JSON) whose
+// output the test receives. Every metric arrives with the name, unit, type
+// and attributes of metadata.yaml; sums are monotonic and cumulative and
+// start when the simulated server process started.
+func TestOTLPToSecondCollector(t *testing.T) {
+	root := repoRoot(t)
+	defs := metricDefs(t)
+	sink := startSink(t)
+
+	runDir := t.TempDir()
+	s, err := sim.New(sim.Options{RunDir: runDir, Instances: 3, QPs: 3, Interval: 200 * time.Millisecond, LIF: true, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Stop() })
+
+	// The second collector: OTLP gRPC in, OTLP/HTTP JSON out to the sink.
+	grpcPort := freePort(t)
+	second := writeConfig(t, "second.yaml", fmt.Sprintf(`receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: 127.0.0.1:%d
+exporters:
+  otlp_http:
+    metrics_endpoint: %s
+    encoding: json
+    compression: none
+service:
+  pipelines:
+    metrics:
+      receivers: [otlp]
+      exporters: [otlp_http]
+  telemetry:
+    metrics:
+      level: none
+`, grpcPort, sink.url))
+	runCollector(t, nil, second)
+
+	// The first collector: the shipped otlp.yaml, scraping every second,
+	// the per-opcode metric on so that every metric is checked, plain text
+	// to the loopback receiver.
+	override := writeConfig(t, "first.yaml", `receivers:
+  ernic:
+    collection_interval: 1s
+    metrics:
+      ernic.qp.wqes.by_opcode:
+        enabled: true
+exporters:
+  otlp_grpc:
+    tls:
+      insecure: true
+`)
+	runCollector(t, []string{
+		"ERNIC_RUN_DIR=" + runDir,
+		"ERNIC_OTLP_ENDPOINT=127.0.0.1:" + strconv.Itoa(grpcPort),
+		"ERNIC_STATE_DIR=" + t.TempDir(),
+	}, filepath.Join(root, "config", "otlp.yaml"), override)
+
+	// Wait until every enabled metric has arrived with points of workers.
+	seen := map[string]pmetric.Metric{}
+	deadline := time.Now().Add(waitTimeout)
+	for len(seen) < len(defs) && time.Now().Before(deadline) {
+		time.Sleep(500 * time.Millisecond)
+		for _, md := range sink.batches() {
+			rms := md.ResourceMetrics()
+			for i := range rms.Len() {
+				sms := rms.At(i).ScopeMetrics()
+				for j := range sms.Len() {
+					ms := sms.At(j).Metrics()
+					for k := range ms.Len() {
+						seen[ms.At(k).Name()] = ms.At(k)
+					}
+				}
+			}
+		}
+	}
+	for name := range defs {
+		if _, ok := seen[name]; !ok {
+			t.Errorf("metric %s never arrived through the second collector", name)
+		}
+	}
+
+	starts := map[string]pcommon.Timestamp{}
+	for _, inst := range s.Instances() {
+		starts[strconv.Itoa(inst.ID)] = pcommon.NewTimestampFromTime(processStart(inst.PID))
+	}
+	checked := 0
+	for name, m := range seen {
+		def, ok := defs[name]
+		if !ok {
+			t.Errorf("metric %s is not defined in metadata.yaml", name)
+			continue
+		}
+		if m.Unit() != def.Unit {
+			t.Errorf("%s: unit %q, metadata.yaml says %q", name, m.Unit(), def.Unit)
+		}
+		var dps pmetric.NumberDataPointSlice
+		switch {
+		case def.Sum != nil:
+			if m.Type() != pmetric.MetricTypeSum || !m.Sum().IsMonotonic() || m.Sum().AggregationTemporality() != pmetric.AggregationTemporalityCumulative {
+				t.Errorf("%s: want a monotonic cumulative sum, got %s monotonic=%v", name, m.Type(), m.Type() == pmetric.MetricTypeSum && m.Sum().IsMonotonic())
+				continue
+			}
+			dps = m.Sum().DataPoints()
+		default:
+			if m.Type() != pmetric.MetricTypeGauge {
+				t.Errorf("%s: want a gauge, got %s", name, m.Type())
+				continue
+			}
+			dps = m.Gauge().DataPoints()
+		}
+		for i := range dps.Len() {
+			dp := dps.At(i)
+			var keys []string
+			for k := range dp.Attributes().All() {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			want := slices.Clone(def.Attributes)
+			slices.Sort(want)
+			if !slices.Equal(keys, want) {
+				t.Errorf("%s: attributes %v, metadata.yaml says %v", name, keys, want)
+			}
+			if def.Sum == nil || dp.Flags().NoRecordedValue() {
+				continue
+			}
+			id, _ := dp.Attributes().Get("ernic.id")
+			if want := starts[id.Str()]; dp.StartTimestamp() != want {
+				t.Errorf("%s{ernic.id=%s}: start %v, want the server process start %v", name, id.Str(), dp.StartTimestamp(), want)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Error("no sum data point checked")
+	}
+	t.Logf("OTLP through a second collector: %d metrics in %d batches; %d sum points start at their process start", len(seen), len(sink.batches()), checked)
+}
