@@ -41,6 +41,9 @@ type ernicScraper struct {
 
 	manifest  *rundir.Manifest // last manifest read whole
 	instances map[int64]*instanceState
+	// runDir is run_dir opened for this scrape: every file is read through
+	// it, so nothing outside the directory is opened. nil between scrapes.
+	runDir *os.Root
 }
 
 func newScraper(cfg *Config, set receiver.Settings) *ernicScraper {
@@ -96,6 +99,10 @@ func (s *ernicScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	if ok {
 		s.recordInstances(m, now, ts, errs)
 	}
+	if s.runDir != nil {
+		s.runDir.Close()
+		s.runDir = nil
+	}
 	md := s.mb.Emit()
 	mergeResourceMetrics(md)
 	s.stale.mark(md, ts)
@@ -114,7 +121,14 @@ func (s *ernicScraper) scrape(context.Context) (pmetric.Metrics, error) {
 // the retries falls back to the last good one.
 func (s *ernicScraper) readManifest(errs *scrapeErrors) (*rundir.Manifest, bool) {
 	path := filepath.Join(s.cfg.RunDir, rundir.ManifestFile)
-	m, err := s.reader.ReadManifest(path)
+	// Opened anew each scrape: the directory may have been removed and
+	// created again since the last one.
+	root, err := os.OpenRoot(s.cfg.RunDir)
+	var m *rundir.Manifest
+	if err == nil {
+		s.runDir = root
+		m, err = s.reader.ReadManifest(root)
+	}
 	if err == nil {
 		if n := len(m.Problems); n > 0 {
 			errs.add("manifest-entries", n, fmt.Errorf("%s: %d unusable entries or keys, the first: %w", path, n, m.Problems[0]))
@@ -122,9 +136,9 @@ func (s *ernicScraper) readManifest(errs *scrapeErrors) (*rundir.Manifest, bool)
 		s.manifest = m
 		return m, true
 	}
-	if errors.Is(err, fs.ErrNotExist) {
-		if _, dirErr := os.Stat(s.cfg.RunDir); dirErr != nil {
-			errs.add("run-dir", 0, fmt.Errorf("run directory %s: %w; nothing to publish until rocm-ernic creates it", s.cfg.RunDir, dirErr))
+	if s.runDir == nil || errors.Is(err, fs.ErrNotExist) {
+		if s.runDir == nil {
+			errs.add("run-dir", 0, fmt.Errorf("run directory %s: %w; nothing to publish until rocm-ernic creates it", s.cfg.RunDir, err))
 		} else {
 			errs.add("manifest-missing", 0, fmt.Errorf("%s does not exist yet; nothing to publish until the launcher writes it", path))
 		}
@@ -199,7 +213,7 @@ func (s *ernicScraper) recordInstance(inst *rundir.Instance, now time.Time, ts p
 // previous process leaves none.
 func (s *ernicScraper) readStats(inst *rundir.Instance, id string, st *instanceState, now time.Time, errs *scrapeErrors) {
 	path := filepath.Join(s.cfg.RunDir, inst.StatsFile())
-	stats, mtime, err := s.reader.ReadStats(path, st.checkShape)
+	stats, mtime, err := s.reader.ReadStats(s.runDir, inst.StatsFile(), st.checkShape)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		// The server has not written its first file yet: no device metrics.

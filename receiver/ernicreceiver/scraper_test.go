@@ -727,3 +727,24 @@ func TestScrapeFreshProcessFile(t *testing.T) {
 	s := newTestScraper(t, f.config(), &now)
 	assert.Equal(t, int64(3071), intVal(t, scrapeOK(t, s), "ernic.stats.writes"))
 }
+
+// A stats file that is a symbolic link out of the run directory is refused
+// and reported; the other instances are published.
+func TestScrapeSymlinkOutOfRunDir(t *testing.T) {
+	f := newFixture(t, "basic")
+	outside := filepath.Join(t.TempDir(), "elsewhere.stats")
+	whole, err := os.ReadFile(filepath.Join(f.runDir, "2.stats"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(outside, whole, 0o644))
+	require.NoError(t, os.Remove(filepath.Join(f.runDir, "2.stats")))
+	rel, err := filepath.Rel(f.runDir, outside)
+	require.NoError(t, err)
+	require.NoError(t, os.Symlink(rel, filepath.Join(f.runDir, "2.stats")))
+
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	md, err := s.scrape(context.Background())
+	require.ErrorContains(t, err, filepath.Join(f.runDir, "2.stats"))
+	assert.Empty(t, points(md, "ernic.commands", "ernic.id", "2"))
+	assert.Equal(t, int64(0), intVal(t, md, "ernic.commands", "ernic.id", "1"))
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -42,15 +43,27 @@ func NewReader(maxBytes int64) *Reader {
 	return &Reader{MaxBytes: maxBytes, Backoff: DefaultBackoff, sleep: time.Sleep}
 }
 
-// ReadFile reads the whole of path once. The returned bytes alias the
-// Reader's buffer and are valid until the next call. It fails with an error
-// wrapping ErrChanged when the file's size or mtime moved during the read,
-// and with an error wrapping os.ErrNotExist when the file does not exist.
-func (r *Reader) ReadFile(path string) ([]byte, time.Time, error) {
+// ReadFile reads the whole of file name of dir once. The returned bytes
+// alias the Reader's buffer and are valid until the next call.
+//
+// The file is opened through dir (an os.Root), so a name, or a symbolic link
+// on the way, that leads outside the directory is refused; symbolic links
+// inside it are followed (absolute ones are refused too). It must be a
+// regular file of at most MaxBytes. ReadFile fails with an error wrapping
+// ErrChanged when the file's size or mtime moved during the read, and with
+// an error wrapping os.ErrNotExist when the file does not exist. Errors name
+// the file by its full path.
+func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, time.Time, error) {
+	path := filepath.Join(dir.Name(), name)
 	// O_NONBLOCK: opening a FIFO someone put in the run directory must not
 	// block the scrape; on a regular file the flag changes nothing.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := dir.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			// The root's error names the file relative to it.
+			return nil, time.Time{}, fmt.Errorf("%s: %w", path, pe.Err)
+		}
 		return nil, time.Time{}, err
 	}
 	defer f.Close()
@@ -108,11 +121,12 @@ func (r *Reader) ReadFile(path string) ([]byte, time.Time, error) {
 //
 // It returns the parsed file and its mtime, or the last error; a missing
 // file fails at once with an error wrapping os.ErrNotExist.
-func (r *Reader) ReadStats(path string, check func(*Stats) error) (s *Stats, mtime time.Time, err error) {
+func (r *Reader) ReadStats(dir *os.Root, name string, check func(*Stats) error) (s *Stats, mtime time.Time, err error) {
+	path := filepath.Join(dir.Name(), name)
 	var suspectSize int64 = -1
 	var suspectTime time.Time
 	err = r.retry(func() error {
-		data, mt, err := r.ReadFile(path)
+		data, mt, err := r.ReadFile(dir, name)
 		if err != nil {
 			return err
 		}
@@ -142,11 +156,12 @@ func (r *Reader) ReadStats(path string, check func(*Stats) error) (s *Stats, mti
 // multiple of it.
 const StdioBuffer = 4096
 
-// ReadManifest reads and parses instances.json with the same retries as
-// ReadStats.
-func (r *Reader) ReadManifest(path string) (m *Manifest, err error) {
+// ReadManifest reads and parses ManifestFile of dir with the same retries
+// as ReadStats.
+func (r *Reader) ReadManifest(dir *os.Root) (m *Manifest, err error) {
+	path := filepath.Join(dir.Name(), ManifestFile)
 	err = r.retry(func() error {
-		data, _, err := r.ReadFile(path)
+		data, _, err := r.ReadFile(dir, ManifestFile)
 		if err != nil {
 			return err
 		}

@@ -20,6 +20,22 @@ func testReader(sleeps *[]time.Duration) *Reader {
 	return r
 }
 
+// openDir opens the directory of path as an os.Root and returns it with the
+// file's name in it.
+func openDir(t *testing.T, path string) (*os.Root, string) {
+	t.Helper()
+	root, err := os.OpenRoot(filepath.Dir(path))
+	require.NoError(t, err)
+	t.Cleanup(func() { root.Close() })
+	return root, filepath.Base(path)
+}
+
+func readStatsAt(t *testing.T, r *Reader, path string, check func(*Stats) error) (*Stats, time.Time, error) {
+	t.Helper()
+	root, name := openDir(t, path)
+	return r.ReadStats(root, name, check)
+}
+
 func writeFile(t *testing.T, data string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "2.stats")
@@ -30,7 +46,7 @@ func writeFile(t *testing.T, data string) string {
 func TestReadStatsWholeFile(t *testing.T) {
 	var sleeps []time.Duration
 	path := writeFile(t, string(readTestdata(t, "rundir/basic/2.stats")))
-	s, mtime, err := testReader(&sleeps).ReadStats(path, nil)
+	s, mtime, err := readStatsAt(t, testReader(&sleeps), path, nil)
 	require.NoError(t, err)
 	assert.Len(t, s.QPs, 2)
 	fi, err := os.Stat(path)
@@ -41,7 +57,7 @@ func TestReadStatsWholeFile(t *testing.T) {
 
 func TestReadStatsMissing(t *testing.T) {
 	var sleeps []time.Duration
-	_, _, err := testReader(&sleeps).ReadStats(filepath.Join(t.TempDir(), "1.stats"), nil)
+	_, _, err := readStatsAt(t, testReader(&sleeps), filepath.Join(t.TempDir(), "1.stats"), nil)
 	require.ErrorIs(t, err, fs.ErrNotExist)
 	assert.Empty(t, sleeps, "a missing file is not retried")
 }
@@ -50,7 +66,7 @@ func TestReadStatsTornRetriesThenFails(t *testing.T) {
 	var sleeps []time.Duration
 	whole := string(readTestdata(t, "rundir/basic/2.stats"))
 	path := writeFile(t, whole[:1000])
-	_, _, err := testReader(&sleeps).ReadStats(path, nil)
+	_, _, err := readStatsAt(t, testReader(&sleeps), path, nil)
 	require.ErrorIs(t, err, ErrIncomplete)
 	assert.Equal(t, DefaultBackoff, sleeps)
 	assert.Contains(t, err.Error(), path)
@@ -61,7 +77,7 @@ func TestReadStatsTornThenWhole(t *testing.T) {
 	path := writeFile(t, "")
 	r := NewReader(1 << 20)
 	r.sleep = func(time.Duration) { require.NoError(t, os.WriteFile(path, []byte(whole), 0o644)) }
-	s, _, err := r.ReadStats(path, nil)
+	s, _, err := readStatsAt(t, r, path, nil)
 	require.NoError(t, err)
 	assert.Equal(t, uint64(3071), s.WriteCount)
 }
@@ -70,7 +86,7 @@ func TestReadStatsCheckRejects(t *testing.T) {
 	var sleeps []time.Duration
 	path := writeFile(t, string(readTestdata(t, "rundir/basic/2.stats")))
 	calls := 0
-	_, _, err := testReader(&sleeps).ReadStats(path, func(*Stats) error { calls++; return ErrShrunk })
+	_, _, err := readStatsAt(t, testReader(&sleeps), path, func(*Stats) error { calls++; return ErrShrunk })
 	require.ErrorIs(t, err, ErrShrunk)
 	assert.Equal(t, 1+len(DefaultBackoff), calls)
 }
@@ -86,7 +102,7 @@ func TestReadStatsBufferMultipleConfirmed(t *testing.T) {
 		"  socket      : /run/rocm-ernic/2.sock"+strings.Repeat(" ", pad)+"\n", 1)
 	require.Len(t, padded, StdioBuffer)
 	path := writeFile(t, padded)
-	s, _, err := testReader(&sleeps).ReadStats(path, nil)
+	s, _, err := readStatsAt(t, testReader(&sleeps), path, nil)
 	require.NoError(t, err)
 	assert.Len(t, s.QPs, 2)
 	assert.Len(t, sleeps, 1, "one confirming read")
@@ -97,10 +113,12 @@ func TestReadFileLimits(t *testing.T) {
 	r := testReader(&sleeps)
 	r.MaxBytes = 100
 	path := writeFile(t, strings.Repeat("x", 101))
-	_, _, err := r.ReadFile(path)
+	root, name := openDir(t, path)
+	_, _, err := r.ReadFile(root, name)
 	require.ErrorContains(t, err, "101 bytes, over the limit of 100")
 
-	_, _, err = r.ReadFile(t.TempDir())
+	root, name = openDir(t, t.TempDir())
+	_, _, err = r.ReadFile(root, name)
 	require.ErrorContains(t, err, "not a regular file")
 }
 
@@ -108,7 +126,8 @@ func TestReadManifestTorn(t *testing.T) {
 	var sleeps []time.Duration
 	path := filepath.Join(t.TempDir(), ManifestFile)
 	require.NoError(t, os.WriteFile(path, []byte(`{"instances": [{"id": 1,`), 0o644))
-	_, err := testReader(&sleeps).ReadManifest(path)
+	root, _ := openDir(t, path)
+	_, err := testReader(&sleeps).ReadManifest(root)
 	require.True(t, errors.Is(err, ErrIncomplete), "got %v", err)
 	assert.Len(t, sleeps, len(DefaultBackoff))
 }
@@ -120,12 +139,44 @@ func TestReadFileRefusesSpecialFiles(t *testing.T) {
 	r := testReader(&sleeps)
 	fifo := filepath.Join(t.TempDir(), "3.stats")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
-	_, _, err := r.ReadStats(fifo, nil)
+	_, _, err := readStatsAt(t, r, fifo, nil)
 	require.ErrorContains(t, err, "not a regular file")
 
-	link := filepath.Join(t.TempDir(), "4.stats")
-	require.NoError(t, os.Symlink("/dev/zero", link))
-	_, _, err = r.ReadStats(link, nil)
-	require.ErrorContains(t, err, "not a regular file")
+	dir := t.TempDir()
+	require.NoError(t, os.Symlink("../../dev/zero", filepath.Join(dir, "4.stats")))
+	_, _, err = readStatsAt(t, r, filepath.Join(dir, "4.stats"), nil)
+	require.ErrorContains(t, err, "4.stats")
 	assert.Empty(t, sleeps, "not retried")
+}
+
+// Files are read through the run directory as an os.Root: a symbolic link
+// inside it is followed, one that leads out of it is refused.
+func TestReadFileConfinedToDir(t *testing.T) {
+	var sleeps []time.Duration
+	r := testReader(&sleeps)
+	outside := t.TempDir()
+	run := filepath.Join(t.TempDir(), "run")
+	require.NoError(t, os.Mkdir(run, 0o755))
+	whole := readTestdata(t, "rundir/basic/2.stats")
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "secret.stats"), whole, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(run, "real.stats"), whole, 0o644))
+
+	require.NoError(t, os.Symlink("real.stats", filepath.Join(run, "2.stats")))
+	s, _, err := readStatsAt(t, r, filepath.Join(run, "2.stats"), nil)
+	require.NoError(t, err, "a link inside the run directory is followed")
+	assert.Len(t, s.QPs, 2)
+
+	rel, err := filepath.Rel(run, filepath.Join(outside, "secret.stats"))
+	require.NoError(t, err)
+	for name, target := range map[string]string{
+		"3.stats": rel,                                    // relative, leading out
+		"4.stats": filepath.Join(outside, "secret.stats"), // absolute
+		"5.stats": filepath.Join(run, "real.stats"),       // absolute, even inside
+	} {
+		require.NoError(t, os.Symlink(target, filepath.Join(run, name)))
+		_, _, err := readStatsAt(t, r, filepath.Join(run, name), nil)
+		require.Error(t, err, "%s -> %s", name, target)
+		assert.Contains(t, err.Error(), filepath.Join(run, name))
+	}
+	assert.Empty(t, sleeps, "refusals are not retried")
 }
