@@ -20,6 +20,10 @@ const (
 	// published per instance: 1024 QPs are 8192 series with the default
 	// metrics.
 	DefaultMaxQPsPerInstance = 1024
+	// DefaultMaxLabelLength bounds attribute values taken from the run
+	// directory; real ones (roles, MACs, VM names, connection states,
+	// counter and opcode names) are under 40 bytes.
+	DefaultMaxLabelLength = 128
 	// DefaultMaxFileBytes bounds how much of one run-directory file is read:
 	// a stats file of 10 000 QPs with opcode lines is about 5 MiB.
 	DefaultMaxFileBytes = 64 << 20
@@ -45,6 +49,10 @@ type Config struct {
 	// MaxFileBytes is the largest run-directory file read, in bytes; a
 	// larger file is reported and skipped.
 	MaxFileBytes int64 `mapstructure:"max_file_bytes"`
+	// MaxLabelLength is the longest attribute value, in bytes, taken from
+	// the run directory; longer values are cut (at a UTF-8 boundary) and
+	// counted in ernic.labels.truncated.
+	MaxLabelLength int `mapstructure:"max_label_length"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -65,6 +73,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxFileBytes <= 0 {
 		errs = append(errs, fmt.Errorf(`"max_file_bytes" is %d: it must be a positive number of bytes (default %d)`, c.MaxFileBytes, DefaultMaxFileBytes))
+	}
+	if c.MaxLabelLength < 16 {
+		errs = append(errs, fmt.Errorf(`"max_label_length" is %d: it must be at least 16 bytes (default %d)`, c.MaxLabelLength, DefaultMaxLabelLength))
 	}
 	return errors.Join(errs...)
 }

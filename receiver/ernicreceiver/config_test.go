@@ -35,6 +35,7 @@ func TestConfigDefaults(t *testing.T) {
 	assert.Equal(t, 5*time.Second, cfg.CollectionInterval, "the legacy exporter's interval")
 	assert.Equal(t, 1024, cfg.MaxQPsPerInstance)
 	assert.Equal(t, int64(64<<20), cfg.MaxFileBytes)
+	assert.Equal(t, 128, cfg.MaxLabelLength)
 	assert.True(t, cfg.Metrics.ErnicCommands.Enabled)
 	assert.False(t, cfg.Metrics.ErnicQpWqesByOpcode.Enabled, "off by default: cardinality")
 	assert.True(t, cfg.Metrics.ErnicStatsAge.Enabled)
@@ -60,6 +61,7 @@ func TestConfigInvalid(t *testing.T) {
 		`"proc_dir" must not be empty`,
 		`"max_qps_per_instance" is -1: it must be 0 (no limit) or a positive number of QPs`,
 		`"max_file_bytes" is 0: it must be a positive number of bytes`,
+		`"max_label_length" is 3: it must be at least 16 bytes (default 128)`,
 	} {
 		assert.ErrorContains(t, err, want)
 	}

@@ -35,6 +35,7 @@ func createDefaultConfig() component.Config {
 		ProcDir:              DefaultProcDir,
 		MaxQPsPerInstance:    DefaultMaxQPsPerInstance,
 		MaxFileBytes:         DefaultMaxFileBytes,
+		MaxLabelLength:       DefaultMaxLabelLength,
 	}
 }
 

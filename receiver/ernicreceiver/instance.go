@@ -37,6 +37,10 @@ type instanceState struct {
 	// otherMax is, per QP handle, the highest `(other opcodes)` value
 	// published for this process; see holdOther.
 	otherMax map[uint32]uint64
+
+	// statsTruncated counts the attribute values of the current snapshot cut
+	// to max_label_length.
+	statsTruncated int
 }
 
 // shrunkLimit is how many consecutive scrapes may find a smaller file before

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -183,6 +184,7 @@ func (s *ernicScraper) recordInstance(inst *rundir.Instance, now time.Time, ts p
 		s.instances[inst.ID] = st
 	}
 
+	truncated := capInstanceLabels(inst, s.cfg.MaxLabelLength)
 	proc, err := s.procs.Lookup(inst.PID)
 	if err != nil {
 		errs.add("proc:"+id, 1, fmt.Errorf("instance %s: %w", id, err))
@@ -203,7 +205,9 @@ func (s *ernicScraper) recordInstance(inst *rundir.Instance, now time.Time, ts p
 	s.recordVM(inst, id, now, ts, errs)
 	if st.stats != nil {
 		s.recordStats(st, id, inst.Role, now, ts)
+		truncated += st.statsTruncated
 	}
+	s.mb.RecordErnicLabelsTruncatedDataPoint(ts, int64(truncated), id, inst.Role)
 	s.mb.EmitForResource()
 }
 
@@ -240,6 +244,7 @@ func (s *ernicScraper) readStats(inst *rundir.Instance, id string, st *instanceS
 		if n := len(stats.Problems); n > 0 {
 			errs.add("stats-lines:"+id, n, fmt.Errorf("%s: %d unusable lines, the first: %w", path, n, stats.Problems[0]))
 		}
+		st.statsTruncated = capStatsLabels(stats, s.cfg.MaxLabelLength)
 		st.accept(stats, mtime, now)
 	}
 }
@@ -411,6 +416,45 @@ func (s *ernicScraper) logOverflow(st *instanceState, id, name string, v uint64)
 	st.overflowLogged[name] = true
 	s.logger.Warn("Counter above 2^63-1 not published (an OTLP or Prometheus integer cannot hold it); logged once per server process",
 		zap.String("ernic.id", id), zap.String("counter", name), zap.Uint64("value", v), zap.Int("pid", st.pid))
+}
+
+// capInstanceLabels cuts the manifest strings of inst that become attribute
+// values to max bytes; it returns how many it cut.
+func capInstanceLabels(inst *rundir.Instance, max int) int {
+	n := capLabel(&inst.Role, max) + capLabel(&inst.MAC, max)
+	if inst.VM != nil {
+		n += capLabel(&inst.VM.Name, max)
+	}
+	return n
+}
+
+// capStatsLabels cuts the stats-file strings of s that become attribute
+// values (connection state, LIF counter and opcode names) to max bytes; it
+// returns how many it cut.
+func capStatsLabels(s *rundir.Stats, max int) int {
+	n := capLabel(&s.Connection, max)
+	for i := range s.LIF {
+		n += capLabel(&s.LIF[i].Name, max)
+	}
+	for q := range s.QPs {
+		for i := range s.QPs[q].Opcodes {
+			n += capLabel(&s.QPs[q].Opcodes[i].Name, max)
+		}
+	}
+	return n
+}
+
+// capLabel cuts *v to at most max bytes, at a UTF-8 boundary; 1 when it cut.
+func capLabel(v *string, max int) int {
+	if len(*v) <= max {
+		return 0
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart((*v)[cut]) {
+		cut--
+	}
+	*v = (*v)[:cut]
+	return 1
 }
 
 // qpChunk is how many QPs are recorded between two EmitForResource calls.

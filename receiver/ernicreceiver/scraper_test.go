@@ -748,3 +748,24 @@ func TestScrapeSymlinkOutOfRunDir(t *testing.T) {
 	assert.Empty(t, points(md, "ernic.commands", "ernic.id", "2"))
 	assert.Equal(t, int64(0), intVal(t, md, "ernic.commands", "ernic.id", "1"))
 }
+
+// An attribute value from the run directory longer than max_label_length is
+// cut, at a UTF-8 boundary, and counted.
+func TestScrapeLabelCap(t *testing.T) {
+	f := newFixture(t, "basic")
+	long := strings.Repeat("r", 20) + "é" + strings.Repeat("x", 10)
+	f.write(t, "instances.json", `{"instances":[{"id":2,"role":"`+long+`","pid":4117,"mac":"m","vm":{"attached":true,"vm_name":"`+strings.Repeat("v", 40)+`"}}]}`, scrapeNow)
+	whole, err := os.ReadFile(filepath.Join(f.runDir, "2.stats"))
+	require.NoError(t, err)
+	f.write(t, "2.stats", replaceLine(t, string(whole), "rx_ucast_bytes : 498230", strings.Repeat("c", 30)+" : 498230"), scrapeNow)
+	now := scrapeNow
+	s := newTestScraper(t, f.config(func(c *Config) { c.MaxLabelLength = 21 }), &now)
+	md := scrapeOK(t, s)
+	role := strings.Repeat("r", 20) // the 2-byte é would pass 21 bytes
+	// role, vm_name, the long LIF name, and the fixture's own
+	// rx_rdma_future_counter (22 bytes).
+	assert.Equal(t, int64(4), intVal(t, md, "ernic.labels.truncated", "ernic.id", "2", "role", role))
+	assert.Equal(t, int64(7), intVal(t, md, "ernic.lif.counter", "counter", "rx_rdma_future_counte"))
+	assert.Equal(t, int64(1), intVal(t, md, "ernic.vm.attached", "ernic.id", "2", "vm.name", strings.Repeat("v", 21)))
+	assert.Equal(t, int64(498230), intVal(t, md, "ernic.lif.counter", "counter", strings.Repeat("c", 21)))
+}

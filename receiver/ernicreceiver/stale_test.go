@@ -41,7 +41,7 @@ func TestStalenessInstanceRemoved(t *testing.T) {
 	s := newTestScraper(t, f.config(), &now)
 	before := scrapeOK(t, s)
 	gone := seriesOf(before, "1")
-	require.Len(t, gone, 21, "instance 1's series: up, uptime, vm.attached; 17 device series; qp.unpublished")
+	require.Len(t, gone, 22, "instance 1's series: up, uptime, vm.attached, labels.truncated; 17 device series; qp.unpublished")
 
 	now = now.Add(5 * time.Second)
 	manifest, err := os.ReadFile(filepath.Join(sharedTestdata, "rundir", "basic", "instances.json"))
@@ -135,5 +135,5 @@ func TestStalenessScope(t *testing.T) {
 	require.Equal(t, 1, md.ResourceMetrics().Len())
 	sm := md.ResourceMetrics().At(0).ScopeMetrics().At(0)
 	assert.Equal(t, "github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver", sm.Scope().Name())
-	assert.Equal(t, 35-1, sm.Metrics().Len(), "every metric but the off-by-default one")
+	assert.Equal(t, 36-1, sm.Metrics().Len(), "every metric but the off-by-default one")
 }

@@ -445,6 +445,7 @@ func expected(insts []*instanceFixture, now time.Time) map[string][]sample {
 		add("ernic_connection_up", up, with("state", f.connection)...)
 		add("ernic_qp_count", float64(len(f.qps)), idRole...)
 		add("ernic_qp_unpublished", 0, idRole...)
+		add("ernic_labels_truncated", 0, idRole...)
 		addWithin("ernic_stats_age_seconds", 0, waitTimeout.Seconds()+30, idRole...)
 		add("ernic_stats_writes_total", float64(f.writeCount), idRole...)
 		for family, key := range map[string]string{

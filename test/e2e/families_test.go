@@ -74,4 +74,6 @@ var contract = []family{
 var beyondContract = []family{
 	// ernic.qp.unpublished: QP blocks over max_qps_per_instance.
 	{"ernic_qp_unpublished", gauge, []string{"ernic_id", "role"}},
+	// ernic.labels.truncated: attribute values cut to max_label_length.
+	{"ernic_labels_truncated", gauge, []string{"ernic_id", "role"}},
 }

@@ -471,6 +471,55 @@ func (ms *ErnicIPBytesTxMetricConfig) Validate() error {
 	return nil
 }
 
+// ErnicLabelsTruncatedMetricAttributeKey specifies the key of an attribute for the ernic.labels.truncated metric.
+type ErnicLabelsTruncatedMetricAttributeKey string
+
+const (
+	ErnicLabelsTruncatedMetricAttributeKeyErnicID ErnicLabelsTruncatedMetricAttributeKey = "ernic.id"
+	ErnicLabelsTruncatedMetricAttributeKeyRole    ErnicLabelsTruncatedMetricAttributeKey = "role"
+)
+
+// ErnicLabelsTruncatedMetricConfig provides config for the ernic.labels.truncated metric.
+type ErnicLabelsTruncatedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+
+	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
+	EnabledAttributes   []ErnicLabelsTruncatedMetricAttributeKey `mapstructure:"attributes"`
+}
+
+func (ms *ErnicLabelsTruncatedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+func (ms *ErnicLabelsTruncatedMetricConfig) Validate() error {
+	for _, val := range ms.EnabledAttributes {
+		switch val {
+		case ErnicLabelsTruncatedMetricAttributeKeyErnicID, ErnicLabelsTruncatedMetricAttributeKeyRole:
+		default:
+			return fmt.Errorf("metric ernic.labels.truncated doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
+		}
+	}
+
+	switch ms.AggregationStrategy {
+	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
+	default:
+		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
+	}
+
+	return nil
+}
+
 // ErnicLifCounterMetricAttributeKey specifies the key of an attribute for the ernic.lif.counter metric.
 type ErnicLifCounterMetricAttributeKey string
 
@@ -1691,6 +1740,7 @@ type MetricsConfig struct {
 	ErnicIPBytes           ErnicIPBytesMetricConfig           `mapstructure:"ernic.ip.bytes"`
 	ErnicIPBytesRx         ErnicIPBytesRxMetricConfig         `mapstructure:"ernic.ip.bytes.rx"`
 	ErnicIPBytesTx         ErnicIPBytesTxMetricConfig         `mapstructure:"ernic.ip.bytes.tx"`
+	ErnicLabelsTruncated   ErnicLabelsTruncatedMetricConfig   `mapstructure:"ernic.labels.truncated"`
 	ErnicLifCounter        ErnicLifCounterMetricConfig        `mapstructure:"ernic.lif.counter"`
 	ErnicMmioReads         ErnicMmioReadsMetricConfig         `mapstructure:"ernic.mmio.reads"`
 	ErnicMmioWrites        ErnicMmioWritesMetricConfig        `mapstructure:"ernic.mmio.writes"`
@@ -1767,6 +1817,11 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []ErnicIPBytesTxMetricAttributeKey{ErnicIPBytesTxMetricAttributeKeyErnicID, ErnicIPBytesTxMetricAttributeKeyRole},
+		},
+		ErnicLabelsTruncated: ErnicLabelsTruncatedMetricConfig{
+			Enabled:             true,
+			AggregationStrategy: AggregationStrategyAvg,
+			EnabledAttributes:   []ErnicLabelsTruncatedMetricAttributeKey{ErnicLabelsTruncatedMetricAttributeKeyErnicID, ErnicLabelsTruncatedMetricAttributeKeyRole},
 		},
 		ErnicLifCounter: ErnicLifCounterMetricConfig{
 			Enabled:             true,

@@ -74,6 +74,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []ErnicIPBytesTxMetricAttributeKey{ErnicIPBytesTxMetricAttributeKeyErnicID, ErnicIPBytesTxMetricAttributeKeyRole},
 					},
+					ErnicLabelsTruncated: ErnicLabelsTruncatedMetricConfig{
+						Enabled:             true,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ErnicLabelsTruncatedMetricAttributeKey{ErnicLabelsTruncatedMetricAttributeKeyErnicID, ErnicLabelsTruncatedMetricAttributeKeyRole},
+					},
 					ErnicLifCounter: ErnicLifCounterMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
@@ -252,6 +257,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []ErnicIPBytesTxMetricAttributeKey{ErnicIPBytesTxMetricAttributeKeyErnicID, ErnicIPBytesTxMetricAttributeKeyRole},
 					},
+					ErnicLabelsTruncated: ErnicLabelsTruncatedMetricConfig{
+						Enabled:             false,
+						AggregationStrategy: AggregationStrategyAvg,
+						EnabledAttributes:   []ErnicLabelsTruncatedMetricAttributeKey{ErnicLabelsTruncatedMetricAttributeKeyErnicID, ErnicLabelsTruncatedMetricAttributeKeyRole},
+					},
 					ErnicLifCounter: ErnicLifCounterMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
@@ -382,7 +392,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ErnicCommandsMetricConfig{}, ErnicConnectionUpMetricConfig{}, ErnicFlrResetMetricConfig{}, ErnicInstanceUpMetricConfig{}, ErnicInstanceUptimeMetricConfig{}, ErnicInstancesMetricConfig{}, ErnicInterruptsMetricConfig{}, ErnicIPBytesMetricConfig{}, ErnicIPBytesRxMetricConfig{}, ErnicIPBytesTxMetricConfig{}, ErnicLifCounterMetricConfig{}, ErnicMmioReadsMetricConfig{}, ErnicMmioWritesMetricConfig{}, ErnicQpBytesRdmaReadMetricConfig{}, ErnicQpBytesRdmaWriteMetricConfig{}, ErnicQpBytesReceivedMetricConfig{}, ErnicQpBytesSentMetricConfig{}, ErnicQpCountMetricConfig{}, ErnicQpCqesPostedMetricConfig{}, ErnicQpDoorbellRecvMetricConfig{}, ErnicQpDoorbellSendMetricConfig{}, ErnicQpUnpublishedMetricConfig{}, ErnicQpWqesByOpcodeMetricConfig{}, ErnicQpWqesProcessedMetricConfig{}, ErnicRdmaBytesMetricConfig{}, ErnicRdmaBytesReadMetricConfig{}, ErnicRdmaBytesReceivedMetricConfig{}, ErnicRdmaBytesSentMetricConfig{}, ErnicRdmaBytesWriteMetricConfig{}, ErnicStatsAgeMetricConfig{}, ErnicStatsWritesMetricConfig{}, ErnicVMAttachedMetricConfig{}, ErnicVMGpuPassthroughMetricConfig{}, ErnicVMUptimeMetricConfig{}, ErnicVmsMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ErnicCommandsMetricConfig{}, ErnicConnectionUpMetricConfig{}, ErnicFlrResetMetricConfig{}, ErnicInstanceUpMetricConfig{}, ErnicInstanceUptimeMetricConfig{}, ErnicInstancesMetricConfig{}, ErnicInterruptsMetricConfig{}, ErnicIPBytesMetricConfig{}, ErnicIPBytesRxMetricConfig{}, ErnicIPBytesTxMetricConfig{}, ErnicLabelsTruncatedMetricConfig{}, ErnicLifCounterMetricConfig{}, ErnicMmioReadsMetricConfig{}, ErnicMmioWritesMetricConfig{}, ErnicQpBytesRdmaReadMetricConfig{}, ErnicQpBytesRdmaWriteMetricConfig{}, ErnicQpBytesReceivedMetricConfig{}, ErnicQpBytesSentMetricConfig{}, ErnicQpCountMetricConfig{}, ErnicQpCqesPostedMetricConfig{}, ErnicQpDoorbellRecvMetricConfig{}, ErnicQpDoorbellSendMetricConfig{}, ErnicQpUnpublishedMetricConfig{}, ErnicQpWqesByOpcodeMetricConfig{}, ErnicQpWqesProcessedMetricConfig{}, ErnicRdmaBytesMetricConfig{}, ErnicRdmaBytesReadMetricConfig{}, ErnicRdmaBytesReceivedMetricConfig{}, ErnicRdmaBytesSentMetricConfig{}, ErnicRdmaBytesWriteMetricConfig{}, ErnicStatsAgeMetricConfig{}, ErnicStatsWritesMetricConfig{}, ErnicVMAttachedMetricConfig{}, ErnicVMGpuPassthroughMetricConfig{}, ErnicVMUptimeMetricConfig{}, ErnicVmsMetricConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -491,6 +501,18 @@ func TestErnicIPBytesTxMetricsConfig_Validate(t *testing.T) {
 	require.ErrorContains(t, cfg.Validate(), "metric ernic.ip.bytes.tx doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
 
 	cfg = DefaultMetricsConfig().ErnicIPBytesTx
+	cfg.AggregationStrategy = "invalid"
+	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
+}
+
+func TestErnicLabelsTruncatedMetricsConfig_Validate(t *testing.T) {
+	cfg := DefaultMetricsConfig().ErnicLabelsTruncated
+	require.NoError(t, cfg.Validate())
+
+	cfg.EnabledAttributes = []ErnicLabelsTruncatedMetricAttributeKey{"invalid"}
+	require.ErrorContains(t, cfg.Validate(), "metric ernic.labels.truncated doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
+
+	cfg = DefaultMetricsConfig().ErnicLabelsTruncated
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }

@@ -58,6 +58,10 @@ var MetricsInfo = metricsInfo{
 		Name:       "ernic.ip.bytes.tx",
 		Attributes: []string{"ernic.id", "role"},
 	},
+	ErnicLabelsTruncated: metricInfo{
+		Name:       "ernic.labels.truncated",
+		Attributes: []string{"ernic.id", "role"},
+	},
 	ErnicLifCounter: metricInfo{
 		Name:       "ernic.lif.counter",
 		Attributes: []string{"ernic.id", "role", "counter"},
@@ -170,6 +174,7 @@ type metricsInfo struct {
 	ErnicIPBytes           metricInfo
 	ErnicIPBytesRx         metricInfo
 	ErnicIPBytesTx         metricInfo
+	ErnicLabelsTruncated   metricInfo
 	ErnicLifCounter        metricInfo
 	ErnicMmioReads         metricInfo
 	ErnicMmioWrites        metricInfo
@@ -1090,6 +1095,98 @@ func (m *metricErnicIPBytesTx) emit(metrics pmetric.MetricSlice) {
 
 func newMetricErnicIPBytesTx(cfg ErnicIPBytesTxMetricConfig) metricErnicIPBytesTx {
 	m := metricErnicIPBytesTx{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricErnicLabelsTruncated struct {
+	data          pmetric.Metric                   // data buffer for generated metric.
+	config        ErnicLabelsTruncatedMetricConfig // metric config provided by user.
+	capacity      int                              // max observed number of data points added to the metric.
+	aggDataPoints []int64                          // slice containing number of aggregated datapoints at each index
+}
+
+// init fills ernic.labels.truncated metric with initial data.
+func (m *metricErnicLabelsTruncated) init() {
+	m.data.SetName("ernic.labels.truncated")
+	m.data.SetDescription("Attribute values of this instance cut to `max_label_length` bytes (a role, MAC, VM name, connection state, LIF counter or opcode name from the run directory longer than the limit). Non-zero means the run directory holds values no real server writes.")
+	m.data.SetUnit("{value}")
+	m.data.SetEmptyGauge()
+	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
+	m.aggDataPoints = m.aggDataPoints[:0]
+}
+
+func (m *metricErnicLabelsTruncated) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
+	if !m.config.Enabled {
+		return
+	}
+
+	dp := pmetric.NewNumberDataPoint()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	if slices.Contains(m.config.EnabledAttributes, ErnicLabelsTruncatedMetricAttributeKeyErnicID) {
+		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
+	}
+	if slices.Contains(m.config.EnabledAttributes, ErnicLabelsTruncatedMetricAttributeKeyRole) {
+		dp.Attributes().PutStr("role", roleAttributeValue)
+	}
+
+	var s string
+	dps := m.data.Gauge().DataPoints()
+	for i := 0; i < dps.Len(); i++ {
+		dpi := dps.At(i)
+		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
+			switch s = m.config.AggregationStrategy; s {
+			case AggregationStrategySum, AggregationStrategyAvg:
+				dpi.SetIntValue(dpi.IntValue() + val)
+				m.aggDataPoints[i] += 1
+				return
+			case AggregationStrategyMin:
+				if dpi.IntValue() > val {
+					dpi.SetIntValue(val)
+				}
+				return
+			case AggregationStrategyMax:
+				if dpi.IntValue() < val {
+					dpi.SetIntValue(val)
+				}
+				return
+			}
+		}
+	}
+
+	dp.SetIntValue(val)
+	m.aggDataPoints = append(m.aggDataPoints, 1)
+	dp.MoveTo(dps.AppendEmpty())
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricErnicLabelsTruncated) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricErnicLabelsTruncated) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		if m.config.AggregationStrategy == AggregationStrategyAvg {
+			for i, aggCount := range m.aggDataPoints {
+				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
+			}
+		}
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricErnicLabelsTruncated(cfg ErnicLabelsTruncatedMetricConfig) metricErnicLabelsTruncated {
+	m := metricErnicLabelsTruncated{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -3446,6 +3543,7 @@ type MetricsBuilder struct {
 	metricErnicIPBytes           metricErnicIPBytes
 	metricErnicIPBytesRx         metricErnicIPBytesRx
 	metricErnicIPBytesTx         metricErnicIPBytesTx
+	metricErnicLabelsTruncated   metricErnicLabelsTruncated
 	metricErnicLifCounter        metricErnicLifCounter
 	metricErnicMmioReads         metricErnicMmioReads
 	metricErnicMmioWrites        metricErnicMmioWrites
@@ -3506,6 +3604,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricErnicIPBytes:           newMetricErnicIPBytes(mbc.Metrics.ErnicIPBytes),
 		metricErnicIPBytesRx:         newMetricErnicIPBytesRx(mbc.Metrics.ErnicIPBytesRx),
 		metricErnicIPBytesTx:         newMetricErnicIPBytesTx(mbc.Metrics.ErnicIPBytesTx),
+		metricErnicLabelsTruncated:   newMetricErnicLabelsTruncated(mbc.Metrics.ErnicLabelsTruncated),
 		metricErnicLifCounter:        newMetricErnicLifCounter(mbc.Metrics.ErnicLifCounter),
 		metricErnicMmioReads:         newMetricErnicMmioReads(mbc.Metrics.ErnicMmioReads),
 		metricErnicMmioWrites:        newMetricErnicMmioWrites(mbc.Metrics.ErnicMmioWrites),
@@ -3606,6 +3705,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricErnicIPBytes.emit(ils.Metrics())
 	mb.metricErnicIPBytesRx.emit(ils.Metrics())
 	mb.metricErnicIPBytesTx.emit(ils.Metrics())
+	mb.metricErnicLabelsTruncated.emit(ils.Metrics())
 	mb.metricErnicLifCounter.emit(ils.Metrics())
 	mb.metricErnicMmioReads.emit(ils.Metrics())
 	mb.metricErnicMmioWrites.emit(ils.Metrics())
@@ -3700,6 +3800,11 @@ func (mb *MetricsBuilder) RecordErnicIPBytesRxDataPoint(ts pcommon.Timestamp, va
 // RecordErnicIPBytesTxDataPoint adds a data point to ernic.ip.bytes.tx metric.
 func (mb *MetricsBuilder) RecordErnicIPBytesTxDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
 	mb.metricErnicIPBytesTx.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+}
+
+// RecordErnicLabelsTruncatedDataPoint adds a data point to ernic.labels.truncated metric.
+func (mb *MetricsBuilder) RecordErnicLabelsTruncatedDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
+	mb.metricErnicLabelsTruncated.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
 }
 
 // RecordErnicLifCounterDataPoint adds a data point to ernic.lif.counter metric.

@@ -67,6 +67,7 @@ func TestMetricsBuilder(t *testing.T) {
 			aggMap["ernic.ip.bytes"] = mb.metricErnicIPBytes.config.AggregationStrategy
 			aggMap["ernic.ip.bytes.rx"] = mb.metricErnicIPBytesRx.config.AggregationStrategy
 			aggMap["ernic.ip.bytes.tx"] = mb.metricErnicIPBytesTx.config.AggregationStrategy
+			aggMap["ernic.labels.truncated"] = mb.metricErnicLabelsTruncated.config.AggregationStrategy
 			aggMap["ernic.lif.counter"] = mb.metricErnicLifCounter.config.AggregationStrategy
 			aggMap["ernic.mmio.reads"] = mb.metricErnicMmioReads.config.AggregationStrategy
 			aggMap["ernic.mmio.writes"] = mb.metricErnicMmioWrites.config.AggregationStrategy
@@ -155,6 +156,12 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordErnicIPBytesTxDataPoint(ts, 1, "ernic.id-val", "role-val")
 			if tt.name == "reaggregate_set" {
 				mb.RecordErnicIPBytesTxDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
+			}
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordErnicLabelsTruncatedDataPoint(ts, 1, "ernic.id-val", "role-val")
+			if tt.name == "reaggregate_set" {
+				mb.RecordErnicLabelsTruncatedDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -316,6 +323,7 @@ func TestMetricsBuilder(t *testing.T) {
 				assert.Empty(t, mb.metricErnicIPBytes.aggDataPoints)
 				assert.Empty(t, mb.metricErnicIPBytesRx.aggDataPoints)
 				assert.Empty(t, mb.metricErnicIPBytesTx.aggDataPoints)
+				assert.Empty(t, mb.metricErnicLabelsTruncated.aggDataPoints)
 				assert.Empty(t, mb.metricErnicLifCounter.aggDataPoints)
 				assert.Empty(t, mb.metricErnicMmioReads.aggDataPoints)
 				assert.Empty(t, mb.metricErnicMmioWrites.aggDataPoints)
@@ -804,6 +812,51 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						switch aggMap["ernic.ip.bytes.tx"] {
+						case "sum":
+							assert.Equal(t, int64(4), dp.IntValue())
+						case "avg":
+							assert.Equal(t, int64(2), dp.IntValue())
+						case "min":
+							assert.Equal(t, int64(1), dp.IntValue())
+						case "max":
+							assert.Equal(t, int64(3), dp.IntValue())
+						}
+						_, ok := dp.Attributes().Get("ernic.id")
+						assert.False(t, ok)
+						_, ok = dp.Attributes().Get("role")
+						assert.False(t, ok)
+					}
+				case "ernic.labels.truncated":
+					if tt.name != "reaggregate_set" {
+						assert.False(t, validatedMetrics["ernic.labels.truncated"], "Found a duplicate in the metrics slice: ernic.labels.truncated")
+						validatedMetrics["ernic.labels.truncated"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Attribute values of this instance cut to `max_label_length` bytes (a role, MAC, VM name, connection state, LIF counter or opcode name from the run directory longer than the limit). Non-zero means the run directory holds values no real server writes.", mi.Description())
+						assert.Equal(t, "{value}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						assert.Equal(t, int64(1), dp.IntValue())
+						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
+						assert.True(t, ok)
+						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
+						roleAttrVal, ok := dp.Attributes().Get("role")
+						assert.True(t, ok)
+						assert.Equal(t, "role-val", roleAttrVal.Str())
+					} else {
+						assert.False(t, validatedMetrics["ernic.labels.truncated"], "Found a duplicate in the metrics slice: ernic.labels.truncated")
+						validatedMetrics["ernic.labels.truncated"] = true
+						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+						assert.Equal(t, "Attribute values of this instance cut to `max_label_length` bytes (a role, MAC, VM name, connection state, LIF counter or opcode name from the run directory longer than the limit). Non-zero means the run directory holds values no real server writes.", mi.Description())
+						assert.Equal(t, "{value}", mi.Unit())
+						dp := mi.Gauge().DataPoints().At(0)
+						assert.Equal(t, start, dp.StartTimestamp())
+						assert.Equal(t, ts, dp.Timestamp())
+						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+						switch aggMap["ernic.labels.truncated"] {
 						case "sum":
 							assert.Equal(t, int64(4), dp.IntValue())
 						case "avg":
