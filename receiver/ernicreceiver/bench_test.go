@@ -1,6 +1,7 @@
 package ernicreceiver
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -12,55 +13,144 @@ import (
 
 	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
 	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/metadata"
+	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/rundir"
 )
 
-// writeBenchRunDir writes a run directory of instances × qps, every QP with
-// opcode lines, every instance with the 74 LIF counters, owned by this
-// process.
+// benchSizes are the run directories of `make bench`: instances × QPs per
+// instance.
+var benchSizes = []struct{ instances, qps int }{{1, 16}, {16, 64}, {64, 256}, {64, 1024}}
+
+// writeBenchRunDir writes a run directory of instances × qps owned by this
+// process, in the server's format (internal/sim): every QP with two opcode
+// lines and an `(other opcodes)` line, every instance with the 74 LIF
+// counters.
 func writeBenchRunDir(tb testing.TB, instances, qps int) string {
 	tb.Helper()
 	dir := tb.TempDir()
 	var manifest []sim.Instance
 	for id := 1; id <= instances; id++ {
 		manifest = append(manifest, sim.Instance{ID: id, Role: "worker", PID: os.Getpid(), MAC: fmt.Sprintf("02:aa:00:00:00:%02x", id)})
-		st := sim.Stats{Connection: "connected", WriteCount: 100, MAC: "m", Socket: "s", Backend: "b", PCI: "p"}
-		st.Device.Commands = 5
+		st := sim.Stats{Connection: "connected", WriteCount: 100, MAC: "02:aa:00:00:00:01", Socket: "/run/rocm-ernic/1.sock",
+			Backend: "tcp:worker:127.0.0.1:6320", PCI: "0x1dd8:0x100a"}
+		st.Device = sim.Device{Commands: 5, Bar0Reads: 48810, Bar0Writes: 17020, UARWrites: 29931, Interrupts: 10440,
+			BytesSent: 2097152, BytesReceived: 1048576, BytesRDMARead: 4194304, BytesRDMAWrite: 8388608, IPBytesTx: 512044, IPBytesRx: 498230}
 		for q := range qps {
 			st.QPs = append(st.QPs, sim.QP{
-				Handle: uint32(q + 1), DoorbellSend: 1, DoorbellRecv: 2, WQEsProcessed: 9, CQEsPosted: 9,
-				BytesSent: 4096, BytesReceived: 4096, BytesRDMARead: 8192, BytesRDMAWrite: 8192,
-				Opcodes: []sim.Counter{{Name: "SEND", Value: 4}, {Name: "RDMA_WRITE", Value: 4}}, Other: true,
+				Handle: uint32(q*7 + 1), DoorbellSend: 512, DoorbellRecv: 256, WQEsProcessed: 771, CQEsPosted: 768,
+				BytesSent: 2097152, BytesReceived: 1048576, BytesRDMARead: 4096, BytesRDMAWrite: 8388608,
+				Opcodes: []sim.Counter{{Name: "RDMA_WRITE", Value: 256}, {Name: "SEND", Value: 512}}, Other: true,
 			})
 		}
 		for j, name := range sim.LIFNames {
-			st.LIF = append(st.LIF, sim.Counter{Name: name, Value: uint64(j)})
+			st.LIF = append(st.LIF, sim.Counter{Name: name, Value: uint64(j * 1000)})
 		}
 		require.NoError(tb, sim.WriteStatsInPlace(filepath.Join(dir, fmt.Sprintf("%d.stats", id)), &st))
 	}
-	require.NoError(tb, sim.WriteManifestInPlace(filepath.Join(dir, "instances.json"), manifest))
+	require.NoError(tb, sim.WriteManifestInPlace(filepath.Join(dir, rundir.ManifestFile), manifest))
 	return dir
 }
 
-func BenchmarkScrape(b *testing.B) {
-	for _, size := range []struct{ instances, qps int }{{1, 16}, {16, 64}, {4, 1024}, {1, 4096}} {
-		b.Run(fmt.Sprintf("%dx%d", size.instances, size.qps), func(b *testing.B) {
-			cfg := createDefaultConfig().(*Config)
-			cfg.RunDir = writeBenchRunDir(b, size.instances, size.qps)
-			cfg.MaxQPsPerInstance = 0
-			s := newScraper(cfg, receivertest.NewNopSettings(metadata.Type))
-			require.NoError(b, s.start(context.Background(), nil))
-			var points int
+func sizeName(instances, qps int) string { return fmt.Sprintf("%dx%d", instances, qps) }
+
+// BenchmarkFloor reads every file of the run directory into memory and
+// splits it into lines: what any reader must at least do.
+func BenchmarkFloor(b *testing.B) {
+	for _, size := range benchSizes {
+		b.Run(sizeName(size.instances, size.qps), func(b *testing.B) {
+			dir := writeBenchRunDir(b, size.instances, size.qps)
+			entries, err := os.ReadDir(dir)
+			require.NoError(b, err)
+			var buf []byte
 			for b.Loop() {
-				md, err := s.scrape(context.Background())
+				lines := 0
+				for _, e := range entries {
+					f, err := os.Open(filepath.Join(dir, e.Name()))
+					if err != nil {
+						b.Fatal(err)
+					}
+					buf = buf[:0]
+					for {
+						if len(buf) == cap(buf) {
+							buf = append(buf, 0)[:len(buf)]
+						}
+						n, err := f.Read(buf[len(buf):cap(buf)])
+						buf = buf[:len(buf)+n]
+						if err != nil {
+							break
+						}
+					}
+					f.Close()
+					for rest := buf; len(rest) > 0; lines++ {
+						i := bytes.IndexByte(rest, '\n')
+						if i < 0 {
+							break
+						}
+						rest = rest[i+1:]
+					}
+				}
+				if lines == 0 {
+					b.Fatal("no lines")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkParse reads and parses the manifest and every stats file the way
+// the scraper does (rundir.Reader through an os.Root, completeness checks
+// included) into the parsed snapshots.
+func BenchmarkParse(b *testing.B) {
+	for _, size := range benchSizes {
+		b.Run(sizeName(size.instances, size.qps), func(b *testing.B) {
+			dir := writeBenchRunDir(b, size.instances, size.qps)
+			r := rundir.NewReader(DefaultMaxFileBytes)
+			for b.Loop() {
+				root, err := os.OpenRoot(dir)
 				if err != nil {
 					b.Fatal(err)
 				}
-				points = md.DataPointCount()
+				m, err := r.ReadManifest(root)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := range m.Instances {
+					if _, _, err := r.ReadStats(root, m.Instances[i].StatsFile(), nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				root.Close()
 			}
-			if want := size.instances * size.qps * len(qpCounters); points < want {
-				b.Fatalf("%d points published, want at least the %d per-QP points", points, want)
-			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(points), "ns/point")
 		})
+	}
+}
+
+// BenchmarkScrape runs whole scrapes, files to pmetric.Metrics, with the
+// default metrics and with every optional metric on, and reports the cost
+// per published data point.
+func BenchmarkScrape(b *testing.B) {
+	for _, metrics := range []string{"default", "all"} {
+		for _, size := range benchSizes {
+			b.Run(metrics+"/"+sizeName(size.instances, size.qps), func(b *testing.B) {
+				cfg := createDefaultConfig().(*Config)
+				cfg.RunDir = writeBenchRunDir(b, size.instances, size.qps)
+				cfg.MaxQPsPerInstance = 0
+				cfg.Metrics.ErnicQpWqesByOpcode.Enabled = metrics == "all"
+				s := newScraper(cfg, receivertest.NewNopSettings(metadata.Type))
+				require.NoError(b, s.start(context.Background(), nil))
+				var points int
+				for b.Loop() {
+					md, err := s.scrape(context.Background())
+					if err != nil {
+						b.Fatal(err)
+					}
+					points = md.DataPointCount()
+				}
+				if want := size.instances * size.qps * len(qpCounters); points < want {
+					b.Fatalf("%d points published, want at least the %d per-QP points", points, want)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(points), "ns/point")
+				b.ReportMetric(float64(points), "points")
+			})
+		}
 	}
 }

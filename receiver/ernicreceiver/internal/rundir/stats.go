@@ -247,7 +247,14 @@ func parseStatsInto(s *Stats, data []byte) error {
 		lastLine  []byte // last non-empty stripped line
 		lineNo    int
 	)
-	qpIndex := map[uint32]struct{}{}
+	// Size the QP list, its duplicate index and the opcode lines of all QPs
+	// (kept in one backing array; each QP's Opcodes is a window of it) from
+	// a count of the QP headers: a few allocations per file, not per QP.
+	nQP := bytes.Count(data, []byte("\n  QP "))
+	s.QPs = make([]QP, 0, nQP)
+	qpIndex := make(map[uint32]struct{}, nQP)
+	ops := make([]Counter, 0, 3*nQP)
+	opStart := 0
 	for rest := data; len(rest) > 0; {
 		lineNo++
 		nl := bytes.IndexByte(rest, '\n')
@@ -350,6 +357,7 @@ func parseStatsInto(s *Stats, data []byte) error {
 				qpIndex[h] = struct{}{}
 				s.QPs = append(s.QPs, QP{Handle: h})
 				qp = &s.QPs[len(s.QPs)-1]
+				opStart = len(ops)
 				continue
 			}
 			if qp == nil {
@@ -381,8 +389,11 @@ func parseStatsInto(s *Stats, data []byte) error {
 						s.duplicate(lineNo, fmt.Sprintf("QP %d %s", qp.Handle, key))
 					}
 					qp.Other, qp.HasOther = n, true
-				} else if !setCounter(&qp.Opcodes, key, n, opcodeName) {
-					s.duplicate(lineNo, fmt.Sprintf("QP %d opcode %s", qp.Handle, key))
+				} else {
+					if !setCounter(&ops, opStart, key, n, opcodeName) {
+						s.duplicate(lineNo, fmt.Sprintf("QP %d opcode %s", qp.Handle, key))
+					}
+					qp.Opcodes = ops[opStart:len(ops):len(ops)]
 				}
 				continue
 			}
@@ -437,7 +448,7 @@ func (s *Stats) addLIF(key, val []byte, lineNo int) {
 		s.Problems = append(s.Problems, &LineError{lineNo, fmt.Sprintf("LIF counter %s: %q is not an unsigned 64-bit integer", key, val)})
 		return
 	}
-	if !setCounter(&s.LIF, key, n, lifCounterName) {
+	if !setCounter(&s.LIF, 0, key, n, lifCounterName) {
 		s.duplicate(lineNo, "LIF counter "+string(key))
 	}
 }
@@ -448,12 +459,12 @@ func (s *Stats) duplicate(lineNo int, what string) {
 	s.Problems = append(s.Problems, &LineError{lineNo, what + " printed twice; the last value is used"})
 }
 
-// setCounter sets the counter named key in *cs, appending it (named by
-// name(key)) when absent; false when it was already there. The lists are
-// short (at most 19 opcodes, about 74 LIF counters), so a linear search is
-// cheaper than a map.
-func setCounter(cs *[]Counter, key []byte, v uint64, name func([]byte) string) bool {
-	for i := range *cs {
+// setCounter sets the counter named key among (*cs)[from:], appending it
+// (named by name(key)) when absent; false when it was already there. The
+// lists are short (at most 19 opcodes of a QP, about 74 LIF counters), so a
+// linear search is cheaper than a map.
+func setCounter(cs *[]Counter, from int, key []byte, v uint64, name func([]byte) string) bool {
+	for i := from; i < len(*cs); i++ {
 		if (*cs)[i].Name == string(key) {
 			(*cs)[i].Value = v
 			return false
@@ -466,7 +477,21 @@ func setCounter(cs *[]Counter, key []byte, v uint64, name func([]byte) string) b
 // splitLine applies the line rule of spec §3.1 to a stripped line: split at
 // the first " : " and strip both halves.
 func splitLine(line []byte) (key, val []byte, ok bool) {
-	i := bytes.Index(line, []byte(" : "))
+	// The first ':' with a space on each side. Looking for ':' rather than
+	// " : " skips the padding spaces in one IndexByte.
+	i := -1
+	for off := 0; ; {
+		j := bytes.IndexByte(line[off:], ':')
+		if j < 0 {
+			break
+		}
+		j += off
+		if j > 0 && line[j-1] == ' ' && j+1 < len(line) && line[j+1] == ' ' {
+			i = j - 1
+			break
+		}
+		off = j + 1
+	}
 	if i < 0 {
 		// A line ending in " :" has an empty value.
 		if bytes.HasSuffix(line, []byte(" :")) {
