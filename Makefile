@@ -101,6 +101,16 @@ install: otelcol
 		install -m 0644 $(DEFAULT_CONFIG) $(DESTDIR)$(CONFDIR)/config.yaml; \
 	fi
 
+# bench: the receiver's benchmarks in one run, so the ratios compare like
+# with like (BenchmarkFloor: read and split into lines; BenchmarkParse;
+# BenchmarkScrape with default and all metrics; 1x16 to 64x1024 instances x
+# QPs), then a table of them and the ratio targets (cmd/benchtable).
+BENCHTIME ?= 5x
+.PHONY: bench
+bench:
+	$(GO) test -run '^$$' -bench 'Floor|Parse|Scrape' -benchmem -benchtime $(BENCHTIME) ./receiver/ernicreceiver | tee bench.out
+	$(GO) run ./cmd/benchtable < bench.out
+
 # clean: remove the builder, the simulator and the generated distribution.
 clean:
 	rm -rf bin build
