@@ -2,6 +2,8 @@ package ernicreceiver // import "github.com/rocm-ernic/otelcol-ernic/receiver/er
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -20,6 +22,7 @@ type instanceState struct {
 
 	stats     *rundir.Stats // last complete stats file of this process; nil if none
 	statsTime time.Time     // mtime of that file
+	statsInfo fs.FileInfo   // fstat of that file at the end of its read
 	seenAt    time.Time     // scrape time at which it was read
 
 	overflowLogged map[string]bool // counters > 2^63-1 already logged for this process
@@ -78,9 +81,36 @@ func (st *instanceState) newProcess(pid int, procStart, now time.Time) {
 	if !procStart.IsZero() {
 		st.start = pcommon.NewTimestampFromTime(procStart)
 	}
-	st.stats, st.statsTime, st.seenAt = nil, time.Time{}, time.Time{}
+	st.stats, st.statsTime, st.statsInfo, st.seenAt = nil, time.Time{}, nil, time.Time{}
 	st.overflowLogged, st.otherMax = nil, nil
 	st.shrunkScrapes = 0
+}
+
+// unchangedMargin is how long before its read the current snapshot's file
+// must have been written for an unchanged size, mtime and inode to prove
+// that nothing was written since; see unchanged.
+const unchangedMargin = 100 * time.Millisecond
+
+// unchanged reports whether the stats file is still the one of the current
+// snapshot, so that the scrape can skip reading and parsing it. The file is
+// rewritten in place (truncate, write), which moves its mtime, but file
+// times come from a coarse clock (one jiffy, at most 10 ms): two writes in
+// one tick can leave the mtime equal. So the shortcut is taken only when the
+// snapshot's read came more than unchangedMargin after the file's mtime:
+// any later write started after that read, a whole margin past the old
+// mtime, and must carry a later one. Size, inode and mtime must all match.
+// A server writes about once a second and the receiver scrapes every few
+// seconds, so nearly every unchanged file qualifies; the values published
+// are exactly those of the last complete write either way.
+func (st *instanceState) unchanged(dir *os.Root, name string) bool {
+	if st.stats == nil || st.statsInfo == nil || st.seenAt.Sub(st.statsTime) <= unchangedMargin {
+		return false
+	}
+	fi, err := dir.Stat(name)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	return fi.Size() == st.statsInfo.Size() && fi.ModTime().Equal(st.statsTime) && os.SameFile(fi, st.statsInfo)
 }
 
 // fromPreviousProcess reports whether a stats file was written by the
@@ -138,12 +168,12 @@ func (st *instanceState) checkShape(s *rundir.Stats) error {
 // counters were reset without the manifest or /proc showing it, and a new
 // start time begins at the previous read, the last moment the old values were
 // seen.
-func (st *instanceState) accept(s *rundir.Stats, mtime, now time.Time) {
+func (st *instanceState) accept(s *rundir.Stats, info fs.FileInfo, now time.Time) {
 	if st.stats != nil && wentDown(st.stats, s) {
 		st.start = pcommon.NewTimestampFromTime(st.seenAt)
 		st.overflowLogged, st.otherMax = nil, nil
 	}
-	st.stats, st.statsTime, st.seenAt = s, mtime, now
+	st.stats, st.statsTime, st.statsInfo, st.seenAt = s, info.ModTime(), info, now
 	st.shrunkScrapes = 0
 }
 

@@ -217,7 +217,10 @@ func (s *ernicScraper) recordInstance(inst *rundir.Instance, now time.Time, ts p
 // previous process leaves none.
 func (s *ernicScraper) readStats(inst *rundir.Instance, id string, st *instanceState, now time.Time, errs *scrapeErrors) {
 	path := filepath.Join(s.cfg.RunDir, inst.StatsFile())
-	stats, mtime, err := s.reader.ReadStats(s.runDir, inst.StatsFile(), st.checkShape)
+	if st.unchanged(s.runDir, inst.StatsFile()) {
+		return // the snapshot is the file's content
+	}
+	stats, info, err := s.reader.ReadStats(s.runDir, inst.StatsFile(), st.checkShape)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		// The server has not written its first file yet: no device metrics.
@@ -236,7 +239,7 @@ func (s *ernicScraper) readStats(inst *rundir.Instance, id string, st *instanceS
 			what = "publishing the last complete read of " + st.seenAt.Format(time.RFC3339)
 		}
 		errs.add("stats-"+kind+":"+id, 1, fmt.Errorf("instance %s: %w; %s", id, err, what))
-	case st.fromPreviousProcess(stats, mtime):
+	case st.fromPreviousProcess(stats, info.ModTime()):
 		// The new server process has not written yet: these counters
 		// belong to the previous one and its start time.
 		st.stats = nil
@@ -245,7 +248,7 @@ func (s *ernicScraper) readStats(inst *rundir.Instance, id string, st *instanceS
 			errs.add("stats-lines:"+id, n, fmt.Errorf("%s: %d unusable lines, the first: %w", path, n, stats.Problems[0]))
 		}
 		st.statsTruncated = capStatsLabels(stats, s.cfg.MaxLabelLength)
-		st.accept(stats, mtime, now)
+		st.accept(stats, info, now)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -53,7 +54,7 @@ func NewReader(maxBytes int64) *Reader {
 // ErrChanged when the file's size or mtime moved during the read, and with
 // an error wrapping os.ErrNotExist when the file does not exist. Errors name
 // the file by its full path.
-func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, time.Time, error) {
+func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, fs.FileInfo, error) {
 	path := filepath.Join(dir.Name(), name)
 	// O_NONBLOCK: opening a FIFO someone put in the run directory must not
 	// block the scrape; on a regular file the flag changes nothing.
@@ -62,20 +63,20 @@ func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, time.Time, error) 
 		var pe *os.PathError
 		if errors.As(err, &pe) {
 			// The root's error names the file relative to it.
-			return nil, time.Time{}, fmt.Errorf("%s: %w", path, pe.Err)
+			return nil, nil, fmt.Errorf("%s: %w", path, pe.Err)
 		}
-		return nil, time.Time{}, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	before, err := f.Stat()
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, nil, err
 	}
 	if !before.Mode().IsRegular() {
-		return nil, time.Time{}, fmt.Errorf("%s: not a regular file", path)
+		return nil, nil, fmt.Errorf("%s: not a regular file", path)
 	}
 	if before.Size() > r.MaxBytes {
-		return nil, time.Time{}, fmt.Errorf("%s: %d bytes, over the limit of %d", path, before.Size(), r.MaxBytes)
+		return nil, nil, fmt.Errorf("%s: %d bytes, over the limit of %d", path, before.Size(), r.MaxBytes)
 	}
 	if need := int(before.Size()) + 512; cap(r.buf) < need {
 		r.buf = make([]byte, 0, need)
@@ -84,7 +85,7 @@ func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, time.Time, error) 
 	for {
 		if len(data) == cap(data) {
 			if int64(len(data)) > r.MaxBytes {
-				return nil, time.Time{}, fmt.Errorf("%s: over the limit of %d bytes", path, r.MaxBytes)
+				return nil, nil, fmt.Errorf("%s: over the limit of %d bytes", path, r.MaxBytes)
 			}
 			data = append(data, 0)[:len(data)]
 		}
@@ -94,18 +95,18 @@ func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, time.Time, error) 
 			break
 		}
 		if err != nil {
-			return nil, time.Time{}, err
+			return nil, nil, err
 		}
 	}
 	r.buf = data
 	after, err := f.Stat()
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, nil, err
 	}
 	if after.Size() != int64(len(data)) || !after.ModTime().Equal(before.ModTime()) {
-		return nil, time.Time{}, fmt.Errorf("%s: %w", path, ErrChanged)
+		return nil, nil, fmt.Errorf("%s: %w", path, ErrChanged)
 	}
-	return data, after.ModTime(), nil
+	return data, after, nil
 }
 
 // ReadStats reads and parses a stats file, retrying (after each Backoff
@@ -119,17 +120,19 @@ func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, time.Time, error) 
 // it is accepted only when a second read after a pause finds the same size
 // and mtime.
 //
-// It returns the parsed file and its mtime, or the last error; a missing
-// file fails at once with an error wrapping os.ErrNotExist.
-func (r *Reader) ReadStats(dir *os.Root, name string, check func(*Stats) error) (s *Stats, mtime time.Time, err error) {
+// It returns the parsed file and what fstat said of it at the end of the
+// read (size, mtime, inode), or the last error; a missing file fails at once
+// with an error wrapping os.ErrNotExist.
+func (r *Reader) ReadStats(dir *os.Root, name string, check func(*Stats) error) (s *Stats, info fs.FileInfo, err error) {
 	path := filepath.Join(dir.Name(), name)
 	var suspectSize int64 = -1
 	var suspectTime time.Time
 	err = r.retry(func() error {
-		data, mt, err := r.ReadFile(dir, name)
+		data, fi, err := r.ReadFile(dir, name)
 		if err != nil {
 			return err
 		}
+		mt := fi.ModTime()
 		if s, err = ParseStats(data); err == nil && check != nil {
 			err = check(s)
 		}
@@ -142,13 +145,13 @@ func (r *Reader) ReadStats(dir *os.Root, name string, check func(*Stats) error) 
 			return fmt.Errorf("%s: %w: %d bytes, a multiple of the writer's %d-byte buffer, not confirmed by a second read",
 				path, ErrChanged, size, StdioBuffer)
 		}
-		mtime = mt
+		info = fi
 		return nil
 	})
 	if err != nil {
-		return nil, time.Time{}, err
+		return nil, nil, err
 	}
-	return s, mtime, nil
+	return s, info, nil
 }
 
 // StdioBuffer is the size of the stdio buffer through which the server

@@ -33,7 +33,11 @@ func openDir(t *testing.T, path string) (*os.Root, string) {
 func readStatsAt(t *testing.T, r *Reader, path string, check func(*Stats) error) (*Stats, time.Time, error) {
 	t.Helper()
 	root, name := openDir(t, path)
-	return r.ReadStats(root, name, check)
+	s, fi, err := r.ReadStats(root, name, check)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return s, fi.ModTime(), nil
 }
 
 func writeFile(t *testing.T, data string) string {
