@@ -167,11 +167,11 @@ func (st *instanceState) checkShape(s *rundir.Stats) error {
 // below the same counter of the previous snapshot of this process, the
 // counters were reset without the manifest or /proc showing it, and a new
 // start time begins at the previous read, the last moment the old values were
-// seen.
+// seen. Overflow log lines stay once per server process across such a reset.
 func (st *instanceState) accept(s *rundir.Stats, info fs.FileInfo, now time.Time) {
 	if st.stats != nil && wentDown(st.stats, s) {
 		st.start = pcommon.NewTimestampFromTime(st.seenAt)
-		st.overflowLogged, st.otherMax = nil, nil
+		st.otherMax = nil // a new start: (other opcodes) may start low
 	}
 	st.stats, st.statsTime, st.statsInfo, st.seenAt = s, info.ModTime(), info, now
 	st.shrunkScrapes = 0

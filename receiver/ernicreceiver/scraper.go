@@ -143,8 +143,10 @@ func (s *ernicScraper) readManifest(errs *scrapeErrors) (*rundir.Manifest, bool)
 		} else {
 			errs.add("manifest-missing", 0, fmt.Errorf("%s does not exist yet; nothing to publish until the launcher writes it", path))
 		}
+		// The instances' state (owning process, start time, last
+		// snapshot) is kept: when the directory comes back with the same
+		// server processes, their counters go on under the same start.
 		s.manifest = nil
-		clear(s.instances)
 		return nil, false
 	}
 	if s.manifest != nil {

@@ -817,3 +817,26 @@ func TestScrapeRereadsRecentFile(t *testing.T) {
 	now = now.Add(5 * time.Second)
 	assert.Equal(t, int64(999), intVal(t, scrapeOK(t, s), "ernic.commands", "ernic.id", "2"))
 }
+
+// The run directory vanishing and coming back with the same server
+// processes keeps their state: start times, and the held (other opcodes).
+func TestScrapeRunDirBackSameProcesses(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	s := newTestScraper(t, f.config(func(c *Config) { c.Metrics.ErnicQpWqesByOpcode.Enabled = true }), &now)
+	q9 := []string{"ernic.id", "2", "qp", "9", "opcode", "other"}
+	require.Equal(t, int64(3), intVal(t, scrapeOK(t, s), "ernic.qp.wqes.by_opcode", q9...))
+
+	backup := f.runDir + ".bak"
+	require.NoError(t, os.Rename(f.runDir, backup))
+	now = now.Add(5 * time.Second)
+	_, _ = s.scrape(context.Background())
+	require.NoError(t, os.Rename(backup, f.runDir))
+	whole, err := os.ReadFile(filepath.Join(f.runDir, "2.stats"))
+	require.NoError(t, err)
+	now = now.Add(5 * time.Second)
+	f.write(t, "2.stats", replaceLine(t, string(whole), "(other opcodes)       : 3", "(other opcodes)       : 1"), now)
+	md := scrapeOK(t, s)
+	assert.Equal(t, int64(3), intVal(t, md, "ernic.qp.wqes.by_opcode", q9...), "the held value survives")
+	assert.Equal(t, tsOf(time.Unix(bootTime+25, 500_000_000)), commandsStart(t, md, "2"))
+}
