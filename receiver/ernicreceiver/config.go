@@ -3,6 +3,8 @@ package ernicreceiver // import "github.com/rocm-ernic/otelcol-ernic/receiver/er
 import (
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
@@ -20,6 +22,10 @@ const (
 	// published per instance: 1024 QPs are 8192 series with the default
 	// metrics.
 	DefaultMaxQPsPerInstance = 1024
+	// MinCollectionInterval is the shortest collection_interval accepted: a
+	// bare number is read as nanoseconds, and a scrape loop that fast would
+	// only burn CPU on a file written about once a second.
+	MinCollectionInterval = 100 * time.Millisecond
 	// DefaultMaxLabelLength bounds attribute values taken from the run
 	// directory; real ones (roles, MACs, VM names, connection states,
 	// counter and opcode names) are under 40 bytes.
@@ -62,11 +68,14 @@ type Config struct {
 // metrics settings validate themselves.
 func (c *Config) Validate() error {
 	var errs []error
-	if c.RunDir == "" {
+	if strings.TrimSpace(c.RunDir) == "" {
 		errs = append(errs, errors.New(`"run_dir" must not be empty: set it to the rocm-ernic run directory (default /run/rocm-ernic)`))
 	}
-	if c.ProcDir == "" {
+	if strings.TrimSpace(c.ProcDir) == "" {
 		errs = append(errs, errors.New(`"proc_dir" must not be empty: set it to the host's proc filesystem (default /proc)`))
+	}
+	if c.CollectionInterval > 0 && c.CollectionInterval < MinCollectionInterval {
+		errs = append(errs, fmt.Errorf(`"collection_interval" is %s: it must be at least %s (the server writes about once a second; write a unit, e.g. 5s)`, c.CollectionInterval, MinCollectionInterval))
 	}
 	if c.MaxQPsPerInstance < 0 {
 		errs = append(errs, fmt.Errorf(`"max_qps_per_instance" is %d: it must be 0 (no limit) or a positive number of QPs`, c.MaxQPsPerInstance))

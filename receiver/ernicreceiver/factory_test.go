@@ -3,6 +3,7 @@ package ernicreceiver
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,12 +18,12 @@ import (
 // the metrics to the next consumer.
 func TestFactoryReceiverDeliversMetrics(t *testing.T) {
 	f := newFixture(t, "basic")
-	cfg := f.config(func(c *Config) { c.CollectionInterval = 10e6 }) // 10 ms
+	cfg := f.config(func(c *Config) { c.CollectionInterval = MinCollectionInterval })
 	sink := new(consumertest.MetricsSink)
 	rcv, err := NewFactory().CreateMetrics(context.Background(), receivertest.NewNopSettings(metadata.Type), cfg, sink)
 	require.NoError(t, err)
 	require.NoError(t, rcv.Start(context.Background(), componenttest.NewNopHost()))
-	require.Eventually(t, func() bool { return len(sink.AllMetrics()) >= 2 }, 10e9, 10e6)
+	require.Eventually(t, func() bool { return len(sink.AllMetrics()) >= 2 }, 10*time.Second, 10*time.Millisecond)
 	require.NoError(t, rcv.Shutdown(context.Background()))
 
 	md := sink.AllMetrics()[0]

@@ -245,6 +245,7 @@ func parseStatsInto(s *Stats, data []byte) error {
 		inOpcodes bool
 		sawQPs    bool
 		lastLine  []byte // last non-empty stripped line
+		lastRaw   []byte // the same line as written (column kept)
 		lineNo    int
 	)
 	// Size the QP list, its duplicate index and the opcode lines of all QPs
@@ -266,7 +267,7 @@ func parseStatsInto(s *Stats, data []byte) error {
 			qp, inOpcodes = nil, false
 			continue
 		}
-		lastLine = line
+		lastLine, lastRaw = line, raw
 		column0 := raw[0] != ' ' && raw[0] != '\t'
 		key, val, hasVal := splitLine(line)
 
@@ -288,16 +289,18 @@ func parseStatsInto(s *Stats, data []byte) error {
 			}
 			continue
 		}
-		if column0 && bytes.HasPrefix(line, []byte(writeCount)) {
+		if column0 && (hasVal && string(key) == writeCount || !hasVal && bytes.HasPrefix(line, []byte(writeCount+":"))) {
 			// `Write count : N`, or `Write count: N` in older servers.
-			v := bytes.TrimSpace(bytes.TrimPrefix(line[len(writeCount):], []byte(":")))
 			if !hasVal {
-				val = v
+				val = bytes.TrimSpace(line[len(writeCount)+1:])
 			}
 			n, ok := parseUint(val)
 			if !ok {
 				s.Problems = append(s.Problems, &LineError{lineNo, fmt.Sprintf("Write count %q is not an unsigned 64-bit integer", val)})
 				continue
+			}
+			if s.HasWriteCount {
+				s.duplicate(lineNo, writeCount)
 			}
 			s.WriteCount, s.HasWriteCount = n, true
 			continue
@@ -417,7 +420,12 @@ func parseStatsInto(s *Stats, data []byte) error {
 	// A whole file ends right after the QP header (or the old no-QPs line)
 	// or with an empty line after its last block or trailing section.
 	endsBlank := len(data) >= 2 && data[len(data)-2] == '\n'
-	if !endsBlank && string(lastLine) != headerQPs && string(lastLine) != noQPsLine {
+	// The header counts only at column 0, and the old no-QPs line only
+	// right under it (no QP opened): the same words inside a QP block are
+	// not an end.
+	endsHeader := string(lastRaw) == headerQPs ||
+		(string(lastLine) == noQPsLine && sec == secQPs && len(s.QPs) == 0)
+	if !endsBlank && !endsHeader {
 		return incomplete("file does not end with an empty line (cut inside a block)")
 	}
 	for _, group := range requiredDevice {

@@ -299,3 +299,24 @@ func TestParseStatsCRLF(t *testing.T) {
 	require.ErrorContains(t, err, "CRLF")
 	assert.False(t, errors.Is(err, ErrIncomplete), "not retried: it will not get better")
 }
+
+// Only a column-0 `Write count` line is the write count, and a second one is
+// reported (findings F2, F3 of the fuzzing work).
+func TestParseStatsWriteCountLine(t *testing.T) {
+	file := "Write count : 5\nWrite count: 7\nWrite counter : 9\n" + deviceBlock("") + "\nPer-QP Statistics:\n"
+	s, err := ParseStats([]byte(file))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(7), s.WriteCount)
+	require.Len(t, s.Problems, 1)
+	assert.Equal(t, "line 2: Write count printed twice; the last value is used", s.Problems[0].Error())
+}
+
+// The QP header and the old no-QPs line end a file only in their place: the
+// same words inside a QP block are a cut (finding F1).
+func TestParseStatsEndLinesOutOfPlace(t *testing.T) {
+	base := deviceBlock("") + "\nPer-QP Statistics:\n  QP 1:\n    bytes_sent : 1\n"
+	for _, tail := range []string{"  Per-QP Statistics:\n", "  (no QPs created yet)\n"} {
+		_, err := ParseStats([]byte(base + tail))
+		require.ErrorIs(t, err, ErrIncomplete, "ending %q", tail)
+	}
+}
