@@ -14,6 +14,16 @@
 // Usage:
 //
 //	ernic-sim -run-dir /tmp/ernic [-instances 3] [-qps 8] [-interval 1s] [-lif=true] [-seed 1]
+//	          [-chaos [-chaos-log FILE] [-chaos-every 3s] [-max-file-bytes N] [-huge-qps 10000]]
+//
+// -chaos injects every fault a reader of the run directory can meet (torn
+// writes, racing manifest writers, crashes, pid reuse, the run directory
+// removed, unreadable, symlinked, oversized and garbage stats files, a
+// 10 000-QP instance, QP handle reuse, counters near 2^64, a wrapped
+// "(other opcodes)"; see internal/sim/chaos.go) and prints one line per
+// fault and per real restart. -chaos-log writes every fault, restart and
+// complete stats write (with its values) as JSON lines. -max-file-bytes is
+// the collector's max_file_bytes, which the oversized file exceeds.
 //
 // -run-dir defaults to $ERNIC_RUN_DIR. It runs until SIGINT or SIGTERM, then
 // writes every stats file once more (shutdown write), kills its children and
@@ -24,6 +34,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -49,6 +60,11 @@ func run() int {
 	interval := fs.Duration("interval", time.Second, "time between two stats writes")
 	lif := fs.Bool("lif", true, `print the "LIF Statistics:" block`)
 	seed := fs.Int64("seed", 1, "seed of the simulated counters")
+	chaos := fs.Bool("chaos", false, "inject faults (internal/sim/chaos.go)")
+	chaosLog := fs.String("chaos-log", "", "with -chaos: write faults, restarts and every complete write as JSON lines to this file")
+	chaosEvery := fs.Duration("chaos-every", 3*time.Second, "with -chaos: time between two faults (torn writes come every second besides)")
+	maxFileBytes := fs.Int64("max-file-bytes", 64<<20, "with -chaos: the collector's max_file_bytes, exceeded by the oversized file")
+	hugeQPs := fs.Int("huge-qps", 10000, "with -chaos: QPs of the instance it adds (negative: none)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -66,16 +82,42 @@ func run() int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s, err := sim.New(sim.Options{
+	o := sim.Options{
 		RunDir:    *runDir,
 		Instances: *instances,
 		QPs:       *qps,
 		Interval:  *interval,
 		LIF:       *lif,
 		Seed:      *seed,
-	})
+	}
+	simCtx := ctx
+	if *chaos {
+		o.Log = faultLines{os.Stdout}
+		simCtx = context.Background() // stopped after the chaos, below
+	}
+	s, err := sim.New(o)
+	var c *sim.Chaos
+	if err == nil && *chaos {
+		co := sim.ChaosOptions{Every: *chaosEvery, MaxFileBytes: *maxFileBytes, HugeQPs: *hugeQPs, Seed: *seed}
+		if *chaosLog != "" {
+			f, ferr := os.OpenFile(*chaosLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+			if ferr != nil {
+				fmt.Fprintf(os.Stderr, "ernic-sim: %v\n", ferr)
+				return 1
+			}
+			defer f.Close()
+			co.Events = f
+		}
+		c, err = sim.NewChaos(s, co)
+		if err == nil {
+			defer c.Stop()
+		}
+	}
 	if err == nil {
-		err = s.Start(ctx)
+		err = s.Start(simCtx)
+	}
+	if err == nil && c != nil {
+		err = c.Start(ctx)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ernic-sim: %v\n", err)
@@ -88,9 +130,27 @@ func run() int {
 	fmt.Printf("ernic-sim: run dir %s, simulator pid %d, instance pids %s\n",
 		*runDir, os.Getpid(), strings.Join(pids, " "))
 	<-ctx.Done()
+	if c != nil {
+		_ = c.Stop()
+	}
 	if err := s.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "ernic-sim: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// faultLines passes on the simulator's log lines about faults, restarts and
+// errors, not the one per stats write.
+type faultLines struct{ w io.Writer }
+
+func (f faultLines) Write(p []byte) (int, error) {
+	for _, line := range strings.SplitAfter(string(p), "\n") {
+		if strings.HasPrefix(line, "fault ") || strings.HasPrefix(line, "restart ") || strings.HasPrefix(line, "error ") {
+			if _, err := io.WriteString(f.w, line); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return len(p), nil
 }

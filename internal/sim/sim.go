@@ -124,6 +124,10 @@ type Sim struct {
 	stopc    chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
+
+	// wrote, when set, is called after every complete stats write with
+	// what was written; chaos.go logs the values. Called with mu held.
+	wrote func(in *inst, st *Stats)
 }
 
 // inst is one simulated server instance.
@@ -135,6 +139,7 @@ type inst struct {
 	gen      int    // restarts so far, part of the engine's seed
 	writes   uint64 // completed stats writes of the current process
 	conn     string // connection state outside of one-off events
+	hold     *hold  // events.go: ticks leave this process's file alone
 }
 
 // New validates o, applies the defaults and returns a simulation that has not
@@ -291,7 +296,7 @@ func (s *Sim) tick() {
 		}
 	}
 	for _, in := range s.insts {
-		if !in.attached() {
+		if !in.attached() || in.held() {
 			continue
 		}
 		in.eng.step(in == reset)
@@ -447,6 +452,9 @@ func (s *Sim) write(in *inst, conn string) error {
 	in.writes++
 	s.last[in.ID] = st
 	s.logf("wrote %s write_count=%d", path, st.WriteCount)
+	if s.wrote != nil {
+		s.wrote(in, &st)
+	}
 	return nil
 }
 

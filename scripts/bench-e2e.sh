@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# End-to-end cost of otelcol-ernic (`make bench-e2e`): the collector with
+# config/local.yaml's pipeline runs on ernic-sim at 16x64 (1 s scrapes) and
+# 64x1024 (5 s scrapes), instances x QPs, for DURATION seconds each after a
+# WARMUP; the script samples the collector's /proc every second and prints
+# CPU seconds per minute and peak and steady (median of the second half)
+# resident memory.
+#
+# Environment: OTELCOL, SIM (binaries; set by the Makefile), DURATION
+# (default 180), WARMUP (default 30), BENCH_PORT (default 19840; it and the
+# next port must be free on 127.0.0.1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+otelcol=${OTELCOL:-build/otelcol-ernic/otelcol-ernic}
+sim=${SIM:-bin/ernic-sim}
+duration=${DURATION:-180}
+warmup=${WARMUP:-30}
+hz=$(getconf CLK_TCK)
+
+# cpu_ticks PID: utime + stime of the process, in clock ticks.
+cpu_ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+
+run() {
+	local instances=$1 qps=$2 interval=$3
+	local dir port hport override sim_pid col_pid
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/ernic-bench.XXXXXX")
+	port=${BENCH_PORT:-19840}
+	hport=$((port + 1))
+	override=$dir.yaml
+	cat >"$override" <<YAML
+receivers:
+  ernic:
+    collection_interval: $interval
+    max_qps_per_instance: 0
+exporters:
+  prometheus:
+    endpoint: 127.0.0.1:$port
+extensions:
+  health_check:
+    endpoint: 127.0.0.1:$hport
+service:
+  pipelines:
+    metrics:
+      exporters: [prometheus]
+YAML
+	"$sim" -run-dir "$dir" -instances "$instances" -qps "$qps" -interval 1s >/dev/null &
+	sim_pid=$!
+	ERNIC_RUN_DIR=$dir "$otelcol" --config config/local.yaml --config "$override" >"$dir.log" 2>&1 &
+	col_pid=$!
+	trap 'kill $col_pid $sim_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$dir" "$dir.yaml" "$dir.log"' RETURN
+	sleep "$warmup"
+	local t0 c0 peak=0 samples=()
+	t0=$(date +%s.%N)
+	c0=$(cpu_ticks "$col_pid")
+	for ((i = 0; i < duration; i++)); do
+		sleep 1
+		local r
+		r=$(rss_kib "$col_pid")
+		samples+=("$r")
+		((r > peak)) && peak=$r
+	done
+	local c1 t1 series
+	c1=$(cpu_ticks "$col_pid")
+	t1=$(date +%s.%N)
+	series=$(curl -s "127.0.0.1:$port/metrics" | grep -c '^ernic_' || true)
+	local steady
+	steady=$(printf '%s\n' "${samples[@]:$((duration / 2))}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+	awk -v size="${instances}x${qps}" -v iv="$interval" -v c0="$c0" -v c1="$c1" -v hz="$hz" \
+		-v t0="$t0" -v t1="$t1" -v peak="$peak" -v steady="$steady" -v series="$series" 'BEGIN {
+		printf "%-9s %-8s %16.2f %14.1f %16.1f %10d\n", size, iv, (c1 - c0) / hz / ((t1 - t0) / 60), peak / 1024, steady / 1024, series
+	}'
+}
+
+printf '%-9s %-8s %16s %14s %16s %10s\n' size interval "CPU s/min" "peak RSS MiB" "steady RSS MiB" series
+run 16 64 1s
+run 64 1024 5s

@@ -1,0 +1,537 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
+	"github.com/rocm-ernic/otelcol-ernic/test/dashboards"
+)
+
+// The dashboard and the alerting rules of dashboards/ against what the
+// collector really writes: the simulator (traffic, a device reset, an FLR,
+// LIF errors, drops and ring errors, a killed and restarted server, a
+// stalled stats file, a lost connection), otelcol-ernic with
+// config/prometheus-remote-write.yaml, and a real Prometheus (Debian's 2.42)
+// that evaluates the rules.
+//
+// Time runs alertScale times faster for the rules: the Prometheus loads a
+// copy of dashboards/alerts.yaml whose `for:` durations and range windows
+// are divided by alertScale (dashboards.RuleFile.Scaled), its query
+// lookback is 5m / alertScale instead of 5m, and it evaluates every second.
+// Numeric thresholds are the shipped ones (the stats file must be 30s old).
+
+// alertScale is how much faster the test copy of the rules runs.
+const alertScale = 20
+
+// harnessVars are the values of Grafana's interval variables for the
+// harness (1s collections): $__rate_interval is four samples and more.
+var harnessVars = dashboards.Vars{RateInterval: "6s", Interval: "2s"}
+
+// rulesPrometheus is a Prometheus like startPrometheus's that also
+// evaluates the rule files matching ruleGlob every second, with the query
+// lookback given. It is started without rules; loadRules adds them.
+func rulesPrometheus(t *testing.T, ruleDir string, lookback string) *promServer {
+	t.Helper()
+	p := &promServer{t: t, bin: prometheusBinary(t), port: freePort(t), dir: t.TempDir(), log: &lockedBuffer{}}
+	p.conf = filepath.Join(t.TempDir(), "prometheus.yml")
+	conf := fmt.Sprintf("global:\n  scrape_interval: 15s\n  evaluation_interval: 1s\nrule_files:\n  - %s/*.yaml\nscrape_configs: []\n", ruleDir)
+	if err := os.WriteFile(p.conf, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// promServer.start with one more flag, --query.lookback-delta.
+	p.cmd = exec.Command(p.bin,
+		"--config.file="+p.conf,
+		"--storage.tsdb.path="+p.dir,
+		"--web.listen-address="+fmt.Sprintf("127.0.0.1:%d", p.port),
+		"--web.enable-remote-write-receiver",
+		"--storage.tsdb.retention.time=1d",
+		"--query.lookback-delta="+lookback,
+	)
+	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
+	p.exited = make(chan struct{})
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", p.bin, err)
+	}
+	cmd, exited := p.cmd, p.exited
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			t.Logf("prometheus log:\n%s", p.log.String())
+		}
+	})
+	eventually(t, 30*time.Second, "prometheus ready", func() []string {
+		select {
+		case <-exited:
+			t.Fatalf("prometheus exited before it was ready:\n%s", p.log.String())
+		default:
+		}
+		resp, err := http.Get(p.url("/-/ready"))
+		if err != nil {
+			return []string{err.Error()}
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return []string{resp.Status}
+		}
+		return nil
+	})
+	return p
+}
+
+// getAPI GETs an API path (the rules and alerts endpoints take no POST)
+// and decodes its data into v.
+func (p *promServer) getAPI(ctx context.Context, path string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.url(path), nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	var env struct {
+		Status string          `json:"status"`
+		Error  string          `json:"error"`
+		Data   json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil || env.Status != "success" {
+		return fmt.Errorf("GET %s: %s %v %s", path, resp.Status, err, env.Error)
+	}
+	return json.Unmarshal(env.Data, v)
+}
+
+// alertKey names one alert instance.
+type alertKey struct{ name, id, counter string }
+
+func (k alertKey) String() string {
+	s := k.name
+	if k.id != "" {
+		s += "{ernic_id=" + k.id
+		if k.counter != "" {
+			s += ",counter=" + k.counter
+		}
+		s += "}"
+	}
+	return s
+}
+
+// alertCycle is one life of an alert instance: when Prometheus made it
+// pending (activeAt), when the watcher first saw it firing, and when the
+// watcher first missed it after that (zero while it lasts).
+type alertCycle struct {
+	pending, firing, resolved time.Time
+}
+
+// alertWatch polls /api/v1/alerts and keeps every cycle of every alert.
+type alertWatch struct {
+	mu     sync.Mutex
+	cycles map[alertKey][]*alertCycle
+	errs   int
+}
+
+func watchAlerts(ctx context.Context, p *promServer, every time.Duration) *alertWatch {
+	w := &alertWatch{cycles: map[alertKey][]*alertCycle{}}
+	go func() {
+		for ctx.Err() == nil {
+			var data struct {
+				Alerts []struct {
+					Labels   map[string]string `json:"labels"`
+					State    string            `json:"state"`
+					ActiveAt time.Time         `json:"activeAt"`
+				} `json:"alerts"`
+			}
+			err := p.getAPI(ctx, "/api/v1/alerts", &data)
+			now := time.Now()
+			w.mu.Lock()
+			if err != nil {
+				w.errs++
+			} else {
+				seen := map[alertKey]bool{}
+				for _, a := range data.Alerts {
+					k := alertKey{a.Labels["alertname"], a.Labels["ernic_id"], a.Labels["counter"]}
+					seen[k] = true
+					cs := w.cycles[k]
+					if len(cs) == 0 || !cs[len(cs)-1].resolved.IsZero() {
+						cs = append(cs, &alertCycle{pending: a.ActiveAt})
+						w.cycles[k] = cs
+					}
+					if c := cs[len(cs)-1]; a.State == "firing" && c.firing.IsZero() {
+						c.firing = now
+					}
+				}
+				for k, cs := range w.cycles {
+					if c := cs[len(cs)-1]; !seen[k] && c.resolved.IsZero() {
+						c.resolved = now
+					}
+				}
+			}
+			w.mu.Unlock()
+			select {
+			case <-ctx.Done():
+			case <-time.After(every):
+			}
+		}
+	}()
+	return w
+}
+
+// cycle returns a copy of k's first cycle that became pending at or after
+// since (less a second of slack for activeAt's evaluation time).
+func (w *alertWatch) cycle(k alertKey, since time.Time) (alertCycle, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, c := range w.cycles[k] {
+		if !c.pending.Before(since.Add(-time.Second)) {
+			return *c, true
+		}
+	}
+	return alertCycle{}, false
+}
+
+// keys returns every alert instance seen so far.
+func (w *alertWatch) keys() []alertKey {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []alertKey
+	for k := range w.cycles {
+		out = append(out, k)
+	}
+	return out
+}
+
+// provoked is an alert the test causes: when, and when the test ended the
+// condition (zero: it ends by itself, when the event leaves the window).
+type provoked struct {
+	key      alertKey
+	how      string
+	at, ends time.Time
+}
+
+// TestDashboardsAndAlerts: every dashboard query, rule expression and README
+// example returns data, and every alert goes pending, fires and resolves,
+// on the collector's output of a simulator that is made to misbehave.
+func TestDashboardsAndAlerts(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	root := repoRoot(t)
+	board, err := dashboards.LoadDashboard(filepath.Join(root, dashboards.DashboardPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := dashboards.LoadRules(filepath.Join(root, dashboards.RulesPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scaled, err := rules.Scaled(alertScale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	collectorBinary(t)
+
+	// The world: Prometheus (rules not loaded yet), the simulator (a
+	// manager and three workers, 500ms writes, LIF counters), the
+	// collector writing to Prometheus.
+	start := time.Now()
+	ruleDir := t.TempDir()
+	r := &rwSetup{t: t, writes: &simWrites{}, runDir: t.TempDir(), stateDir: t.TempDir()}
+	r.prom = rulesPrometheus(t, ruleDir, dashboards.ScaleDuration(5*time.Minute, alertScale))
+	s, err := sim.New(sim.Options{RunDir: r.runDir, Log: r.writes, Instances: 4, QPs: 4, Interval: 500 * time.Millisecond, LIF: true, Seed: 23})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Stop() })
+	r.sim = s
+	override := filepath.Join(t.TempDir(), "rw-e2e.yaml")
+	if err := os.WriteFile(override, []byte(rwOverride), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.args = []string{"--config", filepath.Join(root, "config", "prometheus-remote-write.yaml"), "--config", override}
+	r.env = []string{"ERNIC_RUN_DIR=" + r.runDir, "ERNIC_REMOTE_WRITE_URL=" + r.prom.writeURL(), "ERNIC_STATE_DIR=" + r.stateDir}
+	c := r.startCollector()
+
+	p := r.prom
+	instant := func(q string) (model.Vector, error) { return p.vector(ctx, q, time.Now()) }
+	eventually(t, waitTimeout, "traffic of every worker in Prometheus", func() []string {
+		v, err := instant(`rate(ernic_rdma_bytes_total[5s]) > 0 and on (ernic_id) ernic_qp_count == 4`)
+		if err != nil || len(v) != 3 {
+			return []string{fmt.Sprintf("workers with traffic and 4 QPs: %v (%v)", v, err)}
+		}
+		return nil
+	})
+	t.Logf("traffic of the 3 workers in Prometheus %v after the start", time.Since(start).Round(time.Millisecond))
+
+	// The scaled rules, then a reload (SIGHUP).
+	b, err := scaled.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ruleDir, "alerts.yaml"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	nAlerts := len(rules.Alerts())
+	eventually(t, 15*time.Second, "the scaled rules loaded and evaluated", func() []string {
+		var data struct {
+			Groups []struct {
+				Rules []struct {
+					Name, Health string
+				} `json:"rules"`
+			} `json:"groups"`
+		}
+		if err := p.getAPI(ctx, "/api/v1/rules", &data); err != nil {
+			return []string{err.Error()}
+		}
+		var ok []string
+		for _, g := range data.Groups {
+			for _, r := range g.Rules {
+				if r.Health == "ok" {
+					ok = append(ok, r.Name)
+				}
+			}
+		}
+		if len(ok) != nAlerts {
+			return []string{fmt.Sprintf("%d of %d rules evaluated ok: %v", len(ok), nAlerts, ok)}
+		}
+		return nil
+	})
+	watch := watchAlerts(ctx, p, 200*time.Millisecond)
+	time.Sleep(2 * time.Second)
+	if keys := watch.keys(); len(keys) > 0 {
+		t.Fatalf("alerts active before anything was provoked: %v", keys)
+	}
+
+	// The LIF burst: 2% of instance 3's RDMA packet rate as requester
+	// sequence errors (20 times the alert's 0.1%), plus drops and ring
+	// errors, every 500ms until the alert fires.
+	pkts, err := p.scalarAt(ctx, `sum(rate(ernic_lif_counter_total{ernic_id="3",counter=~"(rx|tx)_rdma_ucast_packets"}[10s]))`, time.Now())
+	if err != nil || pkts <= 0 {
+		t.Fatalf("instance 3's RDMA packet rate: %v (%v)", pkts, err)
+	}
+	burst := map[string]uint64{
+		"rdma_req_rx_pkt_seq_err": uint64(math.Ceil(0.02 * pkts / 2)),
+		"rx_ucast_drop_packets":   25,
+		"tx_queue_error":          2,
+		"rx_desc_data_error":      1,
+	}
+	background, _ := p.scalarAt(ctx, `sum(rate(ernic_lif_counter_total{counter=~"rdma_(req|resp)_.+"}[1m])) / sum(rate(ernic_lif_counter_total{counter=~"(rx|tx)_rdma_ucast_packets"}[1m]))`, time.Now())
+	t.Logf("instance 3: %.0f RDMA packets/s; burst of %v every 500ms; the simulator's own RDMA errors so far: %.2g per RDMA packet (alert above 0.001)",
+		pkts, burst, background)
+	stopBurst := make(chan struct{})
+	burstDone := make(chan error, 1)
+	burstStart := time.Now()
+	go func() {
+		tick := time.NewTicker(500 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			if err := s.LIFBurst(3, burst); err != nil {
+				burstDone <- err
+				return
+			}
+			select {
+			case <-stopBurst:
+				burstDone <- nil
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+
+	// Everything at once, on different instances.
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev := map[string]*provoked{}
+	provoke := func(name string, key alertKey, how string, do func() error) {
+		t.Helper()
+		at := time.Now()
+		must(do())
+		ev[name] = &provoked{key: key, how: how, at: at}
+	}
+	provoke("down", alertKey{name: "ErnicInstanceDown", id: "1"}, "sim.Kill(1): the manager's server process dies", func() error { return s.Kill(1) })
+	provoke("flr", alertKey{name: "ErnicDeviceReset", id: "3"}, "sim.FLR(3)", func() error { return s.FLR(3) })
+	provoke("reset", alertKey{name: "ErnicDeviceReset", id: "4"}, "sim.Reset(4): device reset", func() error { return s.Reset(4) })
+	provoke("lost", alertKey{name: "ErnicConnectionLost", id: "4"}, "sim.Disconnect(4)", func() error { return s.Disconnect(4) })
+	provoke("stuck", alertKey{name: "ErnicStatsStuck", id: "2"}, "sim.Stall(2)", func() error { return s.Stall(2) })
+	ev["errors"] = &provoked{key: alertKey{name: "ErnicRDMAErrors", id: "3", counter: "rdma_req_rx_pkt_seq_err"},
+		how: "sim.LIFBurst(3) every 500ms", at: burstStart}
+
+	waitFiring := func(name string) {
+		t.Helper()
+		e := ev[name]
+		eventually(t, 90*time.Second, e.key.String()+" firing", func() []string {
+			if c, ok := watch.cycle(e.key, e.at); !ok || c.firing.IsZero() {
+				return []string{fmt.Sprintf("%s after %s: %+v (seen: %v)", e.key, e.how, c, watch.keys())}
+			}
+			return nil
+		})
+	}
+	end := func(name, how string, do func() error) {
+		t.Helper()
+		waitFiring(name)
+		ev[name].ends = time.Now()
+		ev[name].how += "; ended by " + how
+		must(do())
+	}
+	end("down", "sim.Restart(1)", func() error { return s.Restart(1) })
+	ev["restart"] = &provoked{key: alertKey{name: "ErnicInstanceRestarted", id: "1"}, how: "sim.Restart(1) after the kill", at: ev["down"].ends}
+	end("lost", "sim.Resume(4)", func() error { return s.Resume(4) })
+	end("errors", "stopping the bursts", func() error {
+		close(stopBurst)
+		return <-burstDone
+	})
+	end("stuck", "sim.Resume(2)", func() error { return s.Resume(2) })
+	waitFiring("flr")
+	waitFiring("reset")
+	waitFiring("restart")
+
+	waitResolved := func(names ...string) {
+		t.Helper()
+		for _, name := range names {
+			e := ev[name]
+			eventually(t, 90*time.Second, e.key.String()+" resolved", func() []string {
+				if c, _ := watch.cycle(e.key, e.at); c.resolved.IsZero() {
+					return []string{fmt.Sprintf("%s still active: %+v", e.key, c)}
+				}
+				return nil
+			})
+		}
+	}
+	waitResolved("down", "lost", "errors", "stuck", "flr", "reset", "restart")
+
+	// No data: the collector stops (SIGTERM), then comes back.
+	ev["nodata"] = &provoked{key: alertKey{name: "ErnicNoData"}, how: "collector stopped (SIGTERM)", at: time.Now()}
+	must(c.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-c.exited:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the collector did not stop within 15s of SIGTERM")
+	}
+	end("nodata", "starting the collector again", func() error {
+		c = r.startCollector()
+		return nil
+	})
+	waitResolved("nodata")
+	// A few collections after the restart, for the instant queries.
+	eventually(t, waitTimeout, "data again", func() []string {
+		if v, err := instant(`count(rate(ernic_stats_writes_total[6s]) > 0)`); err != nil || len(v) != 1 || v[0].Value != 3 {
+			return []string{fmt.Sprintf("workers writing: %v (%v)", v, err)}
+		}
+		return nil
+	})
+	stop := time.Now()
+
+	// Alert timings, and no alert but the provoked ones (device resets
+	// excepted: the simulator resets a worker every 60s by itself).
+	var rows []string
+	for _, name := range []string{"down", "restart", "flr", "reset", "errors", "stuck", "lost", "nodata"} {
+		e := ev[name]
+		c, _ := watch.cycle(e.key, e.at)
+		row := fmt.Sprintf("%-58s pending +%v, firing +%v", e.key, c.pending.Sub(e.at).Round(100*time.Millisecond), c.firing.Sub(e.at).Round(100*time.Millisecond))
+		if e.ends.IsZero() {
+			row += fmt.Sprintf(", resolved +%v (the event left the scaled window)", c.resolved.Sub(e.at).Round(100*time.Millisecond))
+		} else {
+			row += fmt.Sprintf(", resolved %v after the condition ended", c.resolved.Sub(e.ends).Round(100*time.Millisecond))
+		}
+		rows = append(rows, row+"   ["+e.how+"]")
+		if c.pending.IsZero() || c.firing.Before(c.pending) || c.resolved.IsZero() || (!e.ends.IsZero() && c.resolved.Before(e.ends)) {
+			t.Errorf("%s: pending %v, firing %v, resolved %v; ended %v", e.key, c.pending, c.firing, c.resolved, e.ends)
+		}
+	}
+	t.Logf("alerts (scaled rules: for and windows / %d, lookback %s; times from the provocation):\n  %s",
+		alertScale, dashboards.ScaleDuration(5*time.Minute, alertScale), strings.Join(rows, "\n  "))
+	for _, k := range watch.keys() {
+		if k.name == "ErnicDeviceReset" {
+			continue
+		}
+		if !slices.ContainsFunc(slices.Collect(maps.Values(ev)), func(e *provoked) bool { return e.key == k }) {
+			t.Errorf("alert %s was active but nothing provoked it", k)
+		}
+	}
+
+	// Every query returns data. Range queries over the whole run, as a
+	// panel or annotation shows them; instant ones at the end, over the
+	// whole run for $__range.
+	vars := harnessVars
+	vars.Range = fmt.Sprintf("%ds", int(math.Ceil(stop.Sub(start).Seconds())))
+	count := func(q string, rangeQuery bool) (int, error) {
+		if rangeQuery {
+			m, err := p.queryRange(ctx, q, start, stop, 2*time.Second)
+			return len(m), err
+		}
+		v, m, err := p.query(ctx, q, stop)
+		return len(v) + len(m), err
+	}
+	var lines []string
+	for _, q := range board.Queries {
+		expr, err := dashboards.Substitute(q.Expr, vars)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := count(expr, !q.Instant)
+		lines = append(lines, fmt.Sprintf("%3d  %s", n, q.Where))
+		if err != nil || n == 0 {
+			t.Errorf("%s: %d series (%v)\n%s", q.Where, n, err, expr)
+		}
+	}
+	for _, a := range rules.Alerts() {
+		n, err := count(a.Expr, true)
+		lines = append(lines, fmt.Sprintf("%3d  rule %s (shipped expression)", n, a.Alert))
+		if err != nil || n == 0 {
+			t.Errorf("rule %s: %d series over the run (%v)\n%s", a.Alert, n, err, a.Expr)
+		}
+	}
+	section, err := dashboards.ReadmeSection(filepath.Join(root, dashboards.ReadmePath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range dashboards.PromQLBlocks(section) {
+		n, err := count(e, true)
+		lines = append(lines, fmt.Sprintf("%3d  README example %d: %s", n, i+1, e))
+		if err != nil || n == 0 {
+			t.Errorf("README example %q: %d series (%v)", e, n, err)
+		}
+	}
+	t.Logf("series returned (range queries %s..%s, step 2s; instant at the end), $__rate_interval=%s $__range=%s:\n%s",
+		start.Format("15:04:05"), stop.Format("15:04:05"), vars.RateInterval, vars.Range, strings.Join(lines, "\n"))
+	if share, err := p.scalarAt(ctx, `avg(rate(ernic_rdma_bytes_total{role="worker"}[30s]) / (rate(ernic_rdma_bytes_total{role="worker"}[30s]) + rate(ernic_ip_bytes_total{role="worker"}[30s])))`, stop); err == nil {
+		t.Logf("RDMA share of all bytes, workers' average: %.3f", share)
+	}
+	t.Logf("run took %v", time.Since(start).Round(time.Second))
+}
