@@ -50,7 +50,10 @@ func run(in io.Reader, out io.Writer) int {
 			}
 		}
 		results[key] = m
-		if size := sub[len(sub)-1]; len(sub) > 0 && !slices.Contains(sizes, size) {
+		if len(sub) == 0 {
+			continue // a benchmark without a size (BenchmarkScrapeUnchanged)
+		}
+		if size := sub[len(sub)-1]; !slices.Contains(sizes, size) {
 			sizes = append(sizes, size)
 		}
 	}
