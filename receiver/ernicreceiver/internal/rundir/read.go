@@ -32,6 +32,9 @@ type Reader struct {
 
 	buf   []byte
 	sleep func(time.Duration)
+	// opened, when set, runs after a file is opened and checked, before it
+	// is read: tests use it to change the file under the reader.
+	opened func()
 }
 
 // DefaultBackoff retries a torn read three times within about 20 ms: the
@@ -78,16 +81,27 @@ func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, fs.FileInfo, error
 	if before.Size() > r.MaxBytes {
 		return nil, nil, fmt.Errorf("%s: %d bytes, over the limit of %d", path, before.Size(), r.MaxBytes)
 	}
-	if need := int(before.Size()) + 512; cap(r.buf) < need {
+	if r.opened != nil {
+		r.opened()
+	}
+	// The size at open is only a hint: the writer may be growing the file
+	// (one big write(2) whose mtime is set before the copy), so the read
+	// itself stops one byte past MaxBytes and that byte is the error.
+	limit := r.MaxBytes + 1
+	if need := min(before.Size()+512, limit); int64(cap(r.buf)) < need {
 		r.buf = make([]byte, 0, need)
 	}
 	data := r.buf[:0]
 	for {
 		if len(data) == cap(data) {
-			if int64(len(data)) > r.MaxBytes {
-				return nil, nil, fmt.Errorf("%s: over the limit of %d bytes", path, r.MaxBytes)
+			if int64(len(data)) >= limit {
+				return nil, nil, fmt.Errorf("%s: over the limit of %d bytes (it grew during the read)", path, r.MaxBytes)
 			}
-			data = append(data, 0)[:len(data)]
+			grown := append(data, 0)[:len(data)]
+			if int64(cap(grown)) > limit {
+				grown = grown[:len(data):int(limit)]
+			}
+			data = grown
 		}
 		n, err := f.Read(data[len(data):cap(data)])
 		data = data[:len(data)+n]
@@ -97,6 +111,9 @@ func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, fs.FileInfo, error
 		if err != nil {
 			return nil, nil, err
 		}
+	}
+	if int64(len(data)) > r.MaxBytes {
+		return nil, nil, fmt.Errorf("%s: over the limit of %d bytes (it grew during the read)", path, r.MaxBytes)
 	}
 	r.buf = data
 	after, err := f.Stat()

@@ -184,3 +184,30 @@ func TestReadFileConfinedToDir(t *testing.T) {
 	}
 	assert.Empty(t, sleeps, "refusals are not retried")
 }
+
+// A file that grows past MaxBytes after it was opened (one big write(2)
+// whose mtime is set before the copy, so the size and mtime at the end of
+// the read agree with the data) is refused, and no more than MaxBytes+1
+// bytes of it are read.
+func TestReadFileGrowsPastLimitDuringRead(t *testing.T) {
+	var sleeps []time.Duration
+	r := testReader(&sleeps)
+	r.MaxBytes = 10000
+	path := writeFile(t, strings.Repeat("x", 100))
+	root, name := openDir(t, path)
+	big := strings.Repeat("y", 50000)
+	r.opened = func() { require.NoError(t, os.WriteFile(path, []byte(big), 0o644)) }
+	_, _, err := r.ReadFile(root, name)
+	require.ErrorContains(t, err, "over the limit of 10000 bytes (it grew during the read)")
+	assert.LessOrEqual(t, cap(r.buf), 10001, "the reader kept no more than MaxBytes+1 bytes")
+
+	// A file of exactly MaxBytes is whole.
+	exact := strings.Repeat("z", 10000)
+	require.NoError(t, os.WriteFile(path, []byte(exact), 0o644))
+	r.opened = nil
+	data, fi, err := r.ReadFile(root, name)
+	require.NoError(t, err)
+	assert.Equal(t, exact, string(data))
+	assert.Equal(t, int64(10000), fi.Size())
+	assert.Empty(t, sleeps)
+}
