@@ -94,8 +94,8 @@ e2e-test: otelcol
 # SOAK_DURATION, then every sample checked against what the simulator wrote
 # completely (test/soak, build tag soak; README "Soak test"). Summary and
 # logs go to $(SOAK_DIR)/<time>/. SOAK_STRICT=1 also fails on the classes
-# of the receiver bugs the soak found and that are now fixed (test/soak:
-# knownBug). `make test` runs it for TEST_SOAK_DURATION, strict.
+# of the receiver bugs the soak found (test/soak: knownBug; both fixed).
+# `make test` runs it for TEST_SOAK_DURATION, strict.
 SOAK_DURATION ?= 1h
 SOAK_STRICT ?= 1
 SOAK_DIR ?= $(CURDIR)/build/soak

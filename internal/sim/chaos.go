@@ -425,13 +425,17 @@ func (c *Chaos) faultEnd(kind string, in *inst) {
 
 // logWrite is the Sim's write hook: one "write" record per complete stats
 // write. Called with s.mu held.
-func (c *Chaos) logWrite(in *inst, st *Stats) {
+func (c *Chaos) logWrite(in *inst, st *Stats) { c.logWriteAt(in, st, time.Now()) }
+
+// logWriteAt logs a complete write that completed at at. Called with s.mu
+// held.
+func (c *Chaos) logWriteAt(in *inst, st *Stats, at time.Time) {
 	c.counts.Writes++
 	if c.o.Events == nil {
 		return
 	}
 	r := ChaosRecord{
-		Event: "write", ID: in.ID, PID: in.PID, Gen: in.gen,
+		Time: at, Event: "write", ID: in.ID, PID: in.PID, Gen: in.gen,
 		WriteCount: st.WriteCount, Connection: st.Connection, QPCount: len(st.QPs),
 	}
 	d := &st.Device
@@ -731,6 +735,7 @@ func (c *Chaos) tornWrite(in *inst, kind string) {
 			err = cerr
 		}
 	}
+	done := time.Now() // the write is complete from here, whenever the lock comes
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -748,7 +753,7 @@ func (c *Chaos) tornWrite(in *inst, kind string) {
 	in.writes++
 	s.last[in.ID] = st
 	s.logf("wrote %s write_count=%d", path, st.WriteCount)
-	c.logWrite(in, &st)
+	c.logWriteAt(in, &st, done)
 }
 
 // render is what write renders for in (sim.go's write, without writing).
@@ -894,9 +899,13 @@ func (c *Chaos) crash(ctx context.Context, in *inst, kind string) {
 
 	if kind == ChaosPIDReuse {
 		sleepCtx(ctx, c.hold()/5) // the dead pid is seen for a scrape or so
+		// Outside the lock: the attempts fork and reap processes, which
+		// takes long on a busy machine, and the ticks must go on.
+		d, same, err := startChildWithPID(pid)
 		s.mu.Lock()
-		if !s.stopped {
-			d, same, err := startChildWithPID(pid)
+		if s.stopped {
+			d.kill()
+		} else {
 			switch {
 			case err != nil:
 				s.logf("error starting the unrelated process of pid-reuse: %v", err)
@@ -1019,6 +1028,10 @@ func (c *Chaos) replaceFile(ctx context.Context, in *inst, kind string) {
 	}
 	in.hold = &hold{pid: in.PID, reason: "chaos: " + kind}
 	st := c.render(in, in.conn)
+	symlinks := c.counts.Faults[kind]
+	s.mu.Unlock()
+	// The file work outside the lock (an 8 MiB write takes a while on a
+	// busy machine, and the ticks must go on); the instance is held.
 	var detail string
 	var err error
 	switch kind {
@@ -1035,7 +1048,7 @@ func (c *Chaos) replaceFile(ctx context.Context, in *inst, kind string) {
 		target := filepath.Join(c.outside, fmt.Sprintf("%d.stats", in.ID))
 		if err = WriteStatsInPlace(target, &bogus); err == nil {
 			link := target
-			if c.counts.Faults[kind]%2 == 1 {
+			if symlinks%2 == 1 {
 				if rel, rerr := filepath.Rel(s.o.RunDir, target); rerr == nil {
 					link = rel
 				}
@@ -1069,6 +1082,7 @@ func (c *Chaos) replaceFile(ctx context.Context, in *inst, kind string) {
 	if err != nil {
 		detail += fmt.Sprintf(" (failed: %v)", err)
 	}
+	s.mu.Lock()
 	c.fault(kind, in, "%s", detail)
 	s.mu.Unlock()
 
