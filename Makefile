@@ -80,6 +80,7 @@ FUZZ_PKG := ./receiver/ernicreceiver/internal/rundir/
 fuzz:
 	$(GO) test -run='^$$' -fuzz='^FuzzParseStats$$' -fuzztime=$(FUZZTIME) $(FUZZ_PKG)
 	$(GO) test -run='^$$' -fuzz='^FuzzParseManifest$$' -fuzztime=$(FUZZTIME) $(FUZZ_PKG)
+	$(GO) test -run='^$$' -fuzz='^FuzzCutLine$$' -fuzztime=$(FUZZTIME) $(FUZZ_PKG)
 
 # e2e-test: build the collector, then run it against fixture run directories
 # and check its Prometheus output (test/e2e, build tag e2e). The remote-write
@@ -137,11 +138,13 @@ install: otelcol
 # bench: the receiver's benchmarks in one run, so the ratios compare like
 # with like (BenchmarkFloor: read and split into lines; BenchmarkParse;
 # BenchmarkScrape with default and all metrics; 1x16 to 64x1024 instances x
-# QPs), then a table of them and the ratio targets (cmd/benchtable).
+# QPs), then a table of them and the ratio targets (cmd/benchtable). Each
+# benchmark runs BENCH_COUNT times and counts with its median.
 BENCHTIME ?= 5x
+BENCH_COUNT ?= 5
 .PHONY: bench
 bench:
-	$(GO) test -run '^$$' -bench 'Floor|Parse|Scrape' -benchmem -benchtime $(BENCHTIME) ./receiver/ernicreceiver | tee bench.out
+	$(GO) test -run '^$$' -bench 'Floor|Parse|Scrape' -benchmem -benchtime $(BENCHTIME) -count $(BENCH_COUNT) ./receiver/ernicreceiver | tee bench.out
 	$(GO) run ./cmd/benchtable < bench.out
 
 # bench-e2e: CPU seconds per minute and peak/steady RSS of the collector on

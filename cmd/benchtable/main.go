@@ -4,6 +4,8 @@
 // the project: parse at most 3× the floor at every size, and scrape cost per
 // published data point at 64x1024 within 1.5× of that at 16x64. It reads the
 // benchmark output on standard input and exits 1 when a target is missed.
+// A benchmark run several times (go test -count) counts with the median of
+// each of its measurements, as benchstat summarises runs.
 package main
 
 import (
@@ -25,7 +27,7 @@ func main() {
 }
 
 func run(in io.Reader, out io.Writer) int {
-	results := map[string]result{} // "Floor/16x64", "Scrape/default/16x64", ...
+	runs := map[string]map[string][]float64{} // "Floor/16x64" → unit → one value per run
 	var sizes []string
 	r := benchfmt.NewReader(in, "stdin")
 	for r.Scan() {
@@ -42,14 +44,17 @@ func run(in io.Reader, out io.Writer) int {
 			}
 		}
 		key := strings.Join(append([]string{name}, sub...), "/")
-		m := result{}
+		m := runs[key]
+		if m == nil {
+			m = map[string][]float64{}
+			runs[key] = m
+		}
 		for _, v := range res.Values {
-			m[v.Unit] = v.Value
+			m[v.Unit] = append(m[v.Unit], v.Value)
 			if v.OrigUnit != "" {
-				m[v.OrigUnit] = v.OrigValue
+				m[v.OrigUnit] = append(m[v.OrigUnit], v.OrigValue)
 			}
 		}
-		results[key] = m
 		if len(sub) == 0 {
 			continue // a benchmark without a size (BenchmarkScrapeUnchanged)
 		}
@@ -60,6 +65,14 @@ func run(in io.Reader, out io.Writer) int {
 	if err := r.Err(); err != nil {
 		fmt.Fprintln(os.Stderr, "benchtable:", err)
 		return 2
+	}
+	results := map[string]result{}
+	for key, units := range runs {
+		m := result{}
+		for unit, vs := range units {
+			m[unit] = median(vs)
+		}
+		results[key] = m
 	}
 
 	fmt.Fprintf(out, "%-9s %12s %12s %14s %14s %11s %13s %13s %14s\n",
@@ -103,4 +116,15 @@ func dur(sec float64) string {
 		return fmt.Sprintf("%.2fms", sec*1e3)
 	}
 	return fmt.Sprintf("%.3fs", sec)
+}
+
+// median returns the middle value of vs (the mean of the two middle ones
+// when there is an even number).
+func median(vs []float64) float64 {
+	s := slices.Sorted(slices.Values(vs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }

@@ -26,6 +26,24 @@ func TestTable(t *testing.T) {
 		}
 	}
 
+	// Several runs of a benchmark count with their median: two fast floors
+	// among three do not hide a slow one, nor does one slow parse decide.
+	runs := in + "\n" + strings.Join([]string{
+		"BenchmarkFloor/16x64-2   5   150000 ns/op",
+		"BenchmarkFloor/16x64-2   5   900000 ns/op",
+		"BenchmarkParse/16x64-2   5   5000000 ns/op",
+		"BenchmarkParse/16x64-2   5   450000 ns/op",
+	}, "\n")
+	out.Reset()
+	if code := run(strings.NewReader(runs), &out); code != 0 {
+		t.Errorf("exit %d, want 0\n%s", code, out.String())
+	}
+	// Medians: floor 200000 of 150000, 200000, 900000; parse 500000 of
+	// 450000, 500000, 5000000.
+	if !strings.Contains(out.String(), " 2.50 ") {
+		t.Errorf("want the ratio of the medians, 2.50:\n%s", out.String())
+	}
+
 	// Parse 4x the floor misses the target.
 	in = strings.Replace(in, "500000 ns/op", "800000 ns/op", 1)
 	out.Reset()

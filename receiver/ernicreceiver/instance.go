@@ -21,6 +21,7 @@ type instanceState struct {
 	start     pcommon.Timestamp // start time of the instance's cumulative counters
 
 	stats     *rundir.Stats // last complete stats file of this process; nil if none
+	spare     *rundir.Stats // the next read is parsed into it (its memory reused); nil for a new one
 	statsTime time.Time     // mtime of that file
 	statsInfo fs.FileInfo   // fstat of that file at the end of its read
 	seenAt    time.Time     // scrape time at which it was read
@@ -173,6 +174,9 @@ func (st *instanceState) accept(s *rundir.Stats, info fs.FileInfo, now time.Time
 		st.start = pcommon.NewTimestampFromTime(st.seenAt)
 		st.otherMax = nil // a new start: (other opcodes) may start low
 	}
+	if st.stats != s {
+		st.spare = st.stats // nothing refers to the replaced snapshot now
+	}
 	st.stats, st.statsTime, st.statsInfo, st.seenAt = s, info.ModTime(), info, now
 	st.shrunkScrapes = 0
 }
@@ -190,37 +194,66 @@ func wentDown(prev, cur *rundir.Stats) bool {
 			return true
 		}
 	}
-	lif := make(map[string]uint64, len(prev.LIF))
-	for _, c := range prev.LIF {
-		lif[c.Name] = c.Value
-	}
-	for _, c := range cur.LIF {
+	// LIF counters and QP blocks keep their order from one write to the
+	// next (counters in struct order, QPs in hash-table order), so each is
+	// compared with the entry at the same index first; only entries that
+	// moved are looked up in a map.
+	var lif map[string]uint64
+	for i, c := range cur.LIF {
+		if i < len(prev.LIF) && prev.LIF[i].Name == c.Name {
+			if c.Value < prev.LIF[i].Value {
+				return true
+			}
+			continue
+		}
+		if lif == nil {
+			lif = make(map[string]uint64, len(prev.LIF))
+			for _, p := range prev.LIF {
+				lif[p.Name] = p.Value
+			}
+		}
 		if p, ok := lif[c.Name]; ok && c.Value < p {
 			return true
 		}
 	}
-	qps := make(map[uint32]*rundir.QP, len(prev.QPs))
-	for i := range prev.QPs {
-		qps[prev.QPs[i].Handle] = &prev.QPs[i]
-	}
+	var qps map[uint32]*rundir.QP
 	for i := range cur.QPs {
 		q := &cur.QPs[i]
-		p, ok := qps[q.Handle]
-		if !ok {
-			continue
-		}
-		for k := range rundir.QPKey(rundir.NumQPKeys) {
-			pv, okP := p.Get(k)
-			cv, okC := q.Get(k)
-			if okP && okC && cv < pv {
-				return true
+		var p *rundir.QP
+		if i < len(prev.QPs) && prev.QPs[i].Handle == q.Handle {
+			p = &prev.QPs[i]
+		} else {
+			if qps == nil {
+				qps = make(map[uint32]*rundir.QP, len(prev.QPs))
+				for j := range prev.QPs {
+					qps[prev.QPs[j].Handle] = &prev.QPs[j]
+				}
+			}
+			if p = qps[q.Handle]; p == nil {
+				continue
 			}
 		}
-		for _, c := range q.Opcodes {
-			for _, pc := range p.Opcodes {
-				if pc.Name == c.Name && c.Value < pc.Value {
-					return true
-				}
+		if qpWentDown(p, q) {
+			return true
+		}
+	}
+	return false
+}
+
+// qpWentDown reports whether any counter or opcode count present in both
+// blocks of one QP is lower in cur.
+func qpWentDown(prev, cur *rundir.QP) bool {
+	for k := range rundir.QPKey(rundir.NumQPKeys) {
+		pv, okP := prev.Get(k)
+		cv, okC := cur.Get(k)
+		if okP && okC && cv < pv {
+			return true
+		}
+	}
+	for _, c := range cur.Opcodes {
+		for _, pc := range prev.Opcodes {
+			if pc.Name == c.Name && c.Value < pc.Value {
+				return true
 			}
 		}
 	}

@@ -222,7 +222,7 @@ func (s *ernicScraper) readStats(inst *rundir.Instance, id string, st *instanceS
 	if st.unchanged(s.runDir, inst.StatsFile()) {
 		return // the snapshot is the file's content
 	}
-	stats, info, err := s.reader.ReadStats(s.runDir, inst.StatsFile(), st.checkShape)
+	stats, info, err := s.reader.ReadStats(s.runDir, inst.StatsFile(), st.spare, st.checkShape)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		// The server has not written its first file yet: no device metrics.

@@ -285,6 +285,24 @@ func checkStats(t *testing.T, input []byte) {
 	if !reflect.DeepEqual(s1, s2) {
 		t.Fatalf("not deterministic (or the result aliases the input):\n%+v\n%+v", s1, s2)
 	}
+	// Parsing into a Stats that held earlier inputs (the scraper reuses
+	// them) gives the same snapshot.
+	err3 := ParseStatsInto(reused, input)
+	if !sameError(err1, err3) {
+		t.Fatalf("ParseStatsInto a reused Stats: error %v, ParseStats: %v", err3, err1)
+	}
+	if err1 == nil && !reflect.DeepEqual(snapshot(s1), snapshot(reused)) {
+		t.Fatalf("ParseStatsInto a reused Stats differs from ParseStats:\n%+v\n%+v", snapshot(reused), snapshot(s1))
+	}
+	// The QP-line memo changes nothing.
+	plain := &Stats{}
+	err4 := parseStats(plain, input, false)
+	if !sameError(err1, err4) {
+		t.Fatalf("without the line memo: error %v, with it: %v", err4, err1)
+	}
+	if err1 == nil && !reflect.DeepEqual(snapshot(s1), snapshot(plain)) {
+		t.Fatalf("the line memo changes the snapshot:\nwith:    %+v\nwithout: %+v", snapshot(s1), snapshot(plain))
+	}
 	if (len(input) == 0 || input[len(input)-1] != '\n') && !errors.Is(err1, ErrIncomplete) {
 		t.Fatalf("input without a final newline: error %v, want ErrIncomplete", err1)
 	}
@@ -303,6 +321,23 @@ func sameError(a, b error) bool {
 
 // checkStatsPrefixes checks every proper prefix of the whole file data,
 // whose parse is full (see the comment at the top of the file).
+// reused is the Stats checkStats parses every input into, after the inputs
+// before it.
+var reused = &Stats{}
+
+// snapshot returns the exported content of s, empty lists as nil.
+func snapshot(s *Stats) Stats {
+	c := *s
+	c.scratch = scratch{}
+	if len(c.QPs) == 0 {
+		c.QPs = nil
+	}
+	if len(c.LIF) == 0 {
+		c.LIF = nil
+	}
+	return c
+}
+
 func checkStatsPrefixes(t *testing.T, data []byte, full *Stats) {
 	t.Helper()
 	for n := range len(data) {
@@ -453,7 +488,7 @@ func laterKeys(rest []byte) map[string]bool {
 			keys[writeCount] = true
 		}
 		l := bytes.TrimSpace([]byte(line))
-		if key, _, ok := splitLine(l); ok {
+		if key, _, ok := splitLineRef(l); ok {
 			keys[string(key)] = true
 		} else if i := bytes.LastIndexByte(l, ':'); i > 0 {
 			keys[string(bytes.TrimSpace(l[:i]))] = true // `NAME: N` opcode lines
@@ -548,6 +583,51 @@ func FuzzParseManifest(f *testing.F) {
 			if _, err := ParseManifest(orig[:n]); !errors.Is(err, ErrIncomplete) {
 				t.Fatalf("prefix of %d bytes %q of a valid manifest: error %v, want ErrIncomplete", n, tail(orig[:n]), err)
 			}
+		}
+	})
+}
+
+// splitLineRef is the line rule of spec §3.1 written plainly, as the parser
+// had it before cutLine: split a bytes.TrimSpace-stripped line at the first
+// " : " (the first ':' with a space on each side) and strip both halves; a
+// line ending in " :" has an empty value.
+func splitLineRef(line []byte) (key, val []byte, ok bool) {
+	for off := 0; ; {
+		j := bytes.IndexByte(line[off:], ':')
+		if j < 0 {
+			break
+		}
+		j += off
+		if j > 0 && line[j-1] == ' ' && j+1 < len(line) && line[j+1] == ' ' {
+			return bytes.TrimSpace(line[:j-1]), bytes.TrimSpace(line[j+2:]), true
+		}
+		off = j + 1
+	}
+	if bytes.HasSuffix(line, []byte(" :")) {
+		return bytes.TrimSpace(line[:len(line)-2]), nil, true
+	}
+	return nil, nil, false
+}
+
+// FuzzCutLine checks the parser's hand-made line splitting (ASCII fast path,
+// Unicode fallback) against splitLineRef on bytes.TrimSpace, for any line.
+func FuzzCutLine(f *testing.F) {
+	for _, seed := range []string{
+		"", " ", "  doorbell_send  : 512", "Write count : 3071", "a : b : c",
+		"x:y : z", "key :", "key : ", " : ", "\u00a0key\u00a0 :\u00a0 val\u2003",
+		"\tLIF Statistics:", "QP 9:", "a\x85 : \x85b", "\xc2 : \xa0", "k\u3000\t : \v5\f",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if bytes.IndexByte(raw, '\n') >= 0 {
+			return // one line
+		}
+		line, key, val, ok := cutLine(raw)
+		wantLine := bytes.TrimSpace(raw)
+		wantKey, wantVal, wantOK := splitLineRef(wantLine)
+		if !bytes.Equal(line, wantLine) || !bytes.Equal(key, wantKey) || !bytes.Equal(val, wantVal) || ok != wantOK {
+			t.Fatalf("cutLine(%q) = %q, %q, %q, %v; want %q, %q, %q, %v", raw, line, key, val, ok, wantLine, wantKey, wantVal, wantOK)
 		}
 	})
 }

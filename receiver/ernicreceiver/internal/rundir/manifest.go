@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -33,6 +34,18 @@ type Instance struct {
 	MAC string
 	// VM is key `vm`; nil when null or absent.
 	VM *VM
+}
+
+// clone returns a copy of m that shares nothing that can be changed with m.
+func (m *Manifest) clone() *Manifest {
+	c := &Manifest{Instances: slices.Clone(m.Instances), Problems: slices.Clone(m.Problems)}
+	for i := range c.Instances {
+		if vm := c.Instances[i].VM; vm != nil {
+			v := *vm
+			c.Instances[i].VM = &v
+		}
+	}
+	return c
 }
 
 // StatsFile returns the instance's stats file name, <id>.stats.

@@ -53,28 +53,56 @@ var Opcodes = [...]string{
 }
 
 var (
-	lifIndex    = indexOf(LIFCounterNames[:])
-	opcodeIndex = indexOf(Opcodes[:])
+	lifIndex    = newInterner(LIFCounterNames[:])
+	opcodeIndex = newInterner(Opcodes[:])
 )
 
-func indexOf(names []string) map[string]string {
-	m := make(map[string]string, len(names))
-	for _, n := range names {
-		m[n] = n
+// interner finds a name of a fixed list by its bytes without hashing them:
+// the names are bucketed by length, and a few string compares (most fail
+// on the first byte) find it or not. Parsing a stats file looks up a name
+// on every LIF and opcode line.
+type interner [][]interned
+
+// interned is a listed name and its index in the list.
+type interned struct {
+	name  string
+	index int
+}
+
+func newInterner(names []string) interner {
+	var in interner
+	for i, n := range names {
+		for len(in) <= len(n) {
+			in = append(in, nil)
+		}
+		in[len(n)] = append(in[len(n)], interned{n, i})
 	}
-	return m
+	return in
+}
+
+// lookup returns the listed name equal to key and its index in the list.
+func (in interner) lookup(key []byte) (string, int, bool) {
+	if len(key) >= len(in) {
+		return "", -1, false
+	}
+	for _, e := range in[len(key)] {
+		if e.name == string(key) {
+			return e.name, e.index, true
+		}
+	}
+	return "", -1, false
 }
 
 // lifName returns the interned name of a known LIF counter.
 func lifName(key []byte) (string, bool) {
-	n, ok := lifIndex[string(key)]
+	n, _, ok := lifIndex.lookup(key)
 	return n, ok
 }
 
 // lifCounterName returns the interned name of a known LIF counter, or a copy
 // of key.
 func lifCounterName(key []byte) string {
-	if n, ok := lifIndex[string(key)]; ok {
+	if n, _, ok := lifIndex.lookup(key); ok {
 		return n
 	}
 	return string(key)
@@ -82,7 +110,7 @@ func lifCounterName(key []byte) string {
 
 // opcodeName returns the interned name of a known opcode, or a copy of key.
 func opcodeName(key []byte) string {
-	if n, ok := opcodeIndex[string(key)]; ok {
+	if n, _, ok := opcodeIndex.lookup(key); ok {
 		return n
 	}
 	return string(key)

@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,10 @@ type Reader struct {
 
 	buf   []byte
 	sleep func(time.Duration)
+	// manifest is the last manifest parsed, and manifestData the bytes it
+	// was parsed from: the same bytes again are not parsed again.
+	manifest     *Manifest
+	manifestData []byte
 	// opened, when set, runs after a file is opened and checked, before it
 	// is read: tests use it to change the file under the reader.
 	opened func()
@@ -137,11 +142,17 @@ func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, fs.FileInfo, error
 // it is accepted only when a second read after a pause finds the same size
 // and mtime.
 //
+// into, when not nil, is parsed into (ParseStatsInto) and returned: its
+// memory is reused, and on error its content is undefined.
+//
 // It returns the parsed file and what fstat said of it at the end of the
 // read (size, mtime, inode), or the last error; a missing file fails at once
 // with an error wrapping os.ErrNotExist.
-func (r *Reader) ReadStats(dir *os.Root, name string, check func(*Stats) error) (s *Stats, info fs.FileInfo, err error) {
+func (r *Reader) ReadStats(dir *os.Root, name string, into *Stats, check func(*Stats) error) (s *Stats, info fs.FileInfo, err error) {
 	path := filepath.Join(dir.Name(), name)
+	if into == nil {
+		into = &Stats{}
+	}
 	var suspectSize int64 = -1
 	var suspectTime time.Time
 	err = r.retry(func() error {
@@ -150,8 +161,8 @@ func (r *Reader) ReadStats(dir *os.Root, name string, check func(*Stats) error) 
 			return err
 		}
 		mt := fi.ModTime()
-		if s, err = ParseStats(data); err == nil && check != nil {
-			err = check(s)
+		if err = ParseStatsInto(into, data); err == nil && check != nil {
+			err = check(into)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
@@ -168,7 +179,7 @@ func (r *Reader) ReadStats(dir *os.Root, name string, check func(*Stats) error) 
 	if err != nil {
 		return nil, nil, err
 	}
-	return s, info, nil
+	return into, info, nil
 }
 
 // StdioBuffer is the size of the stdio buffer through which the server
@@ -177,7 +188,9 @@ func (r *Reader) ReadStats(dir *os.Root, name string, check func(*Stats) error) 
 const StdioBuffer = 4096
 
 // ReadManifest reads and parses ManifestFile of dir with the same retries
-// as ReadStats.
+// as ReadStats. The manifest rarely changes: when its bytes are those of
+// the last one parsed, the result is a copy of that parse (ParseManifest
+// depends on the bytes alone), so the caller may change it.
 func (r *Reader) ReadManifest(dir *os.Root) (m *Manifest, err error) {
 	path := filepath.Join(dir.Name(), ManifestFile)
 	err = r.retry(func() error {
@@ -185,9 +198,14 @@ func (r *Reader) ReadManifest(dir *os.Root) (m *Manifest, err error) {
 		if err != nil {
 			return err
 		}
+		if r.manifest != nil && bytes.Equal(data, r.manifestData) {
+			m = r.manifest.clone()
+			return nil
+		}
 		if m, err = ParseManifest(data); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
+		r.manifest, r.manifestData = m.clone(), append(r.manifestData[:0], data...)
 		return nil
 	})
 	if err != nil {

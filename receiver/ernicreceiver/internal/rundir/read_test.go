@@ -33,7 +33,7 @@ func openDir(t *testing.T, path string) (*os.Root, string) {
 func readStatsAt(t *testing.T, r *Reader, path string, check func(*Stats) error) (*Stats, time.Time, error) {
 	t.Helper()
 	root, name := openDir(t, path)
-	s, fi, err := r.ReadStats(root, name, check)
+	s, fi, err := r.ReadStats(root, name, nil, check)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -210,4 +210,35 @@ func TestReadFileGrowsPastLimitDuringRead(t *testing.T) {
 	assert.Equal(t, exact, string(data))
 	assert.Equal(t, int64(10000), fi.Size())
 	assert.Empty(t, sleeps)
+}
+
+// ReadManifest parses the same bytes once; each call returns a copy that
+// the caller may change (the scraper cuts long labels in place), and new
+// bytes are parsed anew.
+func TestReadManifestSameBytes(t *testing.T) {
+	var sleeps []time.Duration
+	r := testReader(&sleeps)
+	path := filepath.Join(t.TempDir(), ManifestFile)
+	doc := `{"instances": [{"id": 1, "role": "manager", "pid": 10, "mac": "02:aa:00:00:00:01", "vm": null},
+	 {"id": 2, "role": "worker", "pid": 11, "vm": {"attached": true, "vm_name": "train-a", "gpu": ""}}]}`
+	require.NoError(t, os.WriteFile(path, []byte(doc), 0o644))
+	root, _ := openDir(t, path)
+	want, err := ParseManifest([]byte(doc))
+	require.NoError(t, err)
+
+	m1, err := r.ReadManifest(root)
+	require.NoError(t, err)
+	assert.Equal(t, want, m1)
+	m1.Instances[0].Role = "changed"
+	m1.Instances[1].VM.Name = "changed"
+	m2, err := r.ReadManifest(root)
+	require.NoError(t, err)
+	assert.Equal(t, want, m2, "the caller's changes do not reach the next read")
+	assert.NotSame(t, m1.Instances[1].VM, m2.Instances[1].VM)
+
+	doc2 := strings.Replace(doc, `"pid": 11`, `"pid": 12`, 1)
+	require.NoError(t, os.WriteFile(path, []byte(doc2), 0o644))
+	m3, err := r.ReadManifest(root)
+	require.NoError(t, err)
+	assert.Equal(t, 12, m3.Instances[1].PID)
 }

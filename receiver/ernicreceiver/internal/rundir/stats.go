@@ -53,11 +53,47 @@ func (k DeviceKey) String() string {
 	return "DeviceKey(" + strconv.Itoa(int(k)) + ")"
 }
 
+// lookupDeviceKey returns the DeviceKey named key. A switch on the string
+// compiles to a search by length and value, cheaper than a loop or a map
+// (TestKeyLookups checks it against deviceKeyNames).
 func lookupDeviceKey(key []byte) (DeviceKey, bool) {
-	for k := range NumDeviceKeys {
-		if string(key) == deviceKeyNames[k] {
-			return k, true
-		}
+	switch string(key) {
+	case "commands":
+		return Commands, true
+	case "bar0_reads":
+		return Bar0Reads, true
+	case "bar0_writes":
+		return Bar0Writes, true
+	case "uar_reads":
+		return UARReads, true
+	case "uar_writes":
+		return UARWrites, true
+	case "mmio_reads_total":
+		return MMIOReads, true
+	case "mmio_writes_total":
+		return MMIOWrites, true
+	case "interrupts":
+		return Interrupts, true
+	case "reset_count":
+		return ResetCount, true
+	case "total_bytes_sent":
+		return BytesSent, true
+	case "total_bytes_received":
+		return BytesReceived, true
+	case "total_bytes_rdma_read":
+		return BytesRDMARead, true
+	case "total_bytes_rdma_write":
+		return BytesRDMAWrite, true
+	case "total_ip_bytes_tx":
+		return IPBytesTx, true
+	case "total_ip_bytes_rx":
+		return IPBytesRx, true
+	case "flr_reset_count":
+		return FLRResetCount, true
+	case "regs_reads":
+		return RegsReads, true
+	case "regs_writes":
+		return RegsWrites, true
 	}
 	return 0, false
 }
@@ -96,11 +132,30 @@ func (k QPKey) String() string {
 	return "QPKey(" + strconv.Itoa(int(k)) + ")"
 }
 
+// lookupQPKey returns the QPKey named key (a switch, like lookupDeviceKey;
+// TestKeyLookups checks it against qpKeyNames).
 func lookupQPKey(key []byte) (QPKey, bool) {
-	for k := range NumQPKeys {
-		if string(key) == qpKeyNames[k] {
-			return k, true
-		}
+	switch string(key) {
+	case "doorbell_send":
+		return QPDoorbellSend, true
+	case "doorbell_recv":
+		return QPDoorbellRecv, true
+	case "wqes_processed":
+		return QPWQEsProcessed, true
+	case "cqes_posted":
+		return QPCQEsPosted, true
+	case "bytes_sent":
+		return QPBytesSent, true
+	case "bytes_received":
+		return QPBytesReceived, true
+	case "bytes_rdma_read":
+		return QPBytesRDMARead, true
+	case "bytes_rdma_write":
+		return QPBytesRDMAWrite, true
+	case "doorbell_srq":
+		return QPDoorbellSRQ, true
+	case "continuations":
+		return QPContinuations, true
 	}
 	return 0, false
 }
@@ -175,6 +230,50 @@ type Stats struct {
 	// value that is not an unsigned 64-bit integer, a duplicate QP...). The
 	// rest of the file is still usable.
 	Problems []error
+
+	// scratch is the parser's memory, kept for the next parse into the
+	// same Stats (ParseStatsInto).
+	scratch scratch
+}
+
+// scratch is what the parser allocates besides the result's lists.
+type scratch struct {
+	// ops backs the Opcodes of all QPs: each QP's Opcodes is a window of it.
+	ops []Counter
+	// qpBits has bit h set for each QP handle h < qpBitsLimit seen in the
+	// file, and qpMap holds the larger ones: duplicate blocks are found
+	// without hashing the usual small handles.
+	qpBits []uint64
+	qpMap  map[uint32]struct{}
+	// lifPos is, for each LIF counter of LIFCounterNames, 1 + its index
+	// in Stats.LIF (0: not seen yet), so that a known name printed twice
+	// is found without searching the list.
+	lifPos [len(LIFCounterNames)]int32
+}
+
+// qpBitsLimit bounds the handles kept in scratch.qpBits (8 KiB at most).
+const qpBitsLimit = 1 << 16
+
+// seenQP records handle h and reports whether it was recorded before.
+func (sc *scratch) seenQP(h uint32) bool {
+	if h >= qpBitsLimit {
+		if _, dup := sc.qpMap[h]; dup {
+			return true
+		}
+		if sc.qpMap == nil {
+			sc.qpMap = make(map[uint32]struct{})
+		}
+		sc.qpMap[h] = struct{}{}
+		return false
+	}
+	w := int(h / 64)
+	if w >= len(sc.qpBits) {
+		sc.qpBits = append(sc.qpBits, make([]uint64, w+1-len(sc.qpBits))...)
+	}
+	bit := uint64(1) << (h % 64)
+	dup := sc.qpBits[w]&bit != 0
+	sc.qpBits[w] |= bit
+	return dup
 }
 
 // ErrIncomplete marks a stats file that is not a whole file of any known
@@ -223,13 +322,31 @@ const (
 // in Stats.Problems.
 func ParseStats(data []byte) (*Stats, error) {
 	s := &Stats{}
-	if err := parseStatsInto(s, data); err != nil {
+	if err := ParseStatsInto(s, data); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-func parseStatsInto(s *Stats, data []byte) error {
+// ParseStatsInto is ParseStats into s, reusing the memory of its QP, LIF
+// and opcode lists: a reader that parses the same file every second
+// allocates them once. Everything s held before is overwritten (the slices
+// it returned before are reused, so the caller must be done with them); on
+// error s holds no usable snapshot.
+func ParseStatsInto(s *Stats, data []byte) error {
+	return parseStats(s, data, true)
+}
+
+// parseStats parses data into s. memo enables the QP-line shortcut of
+// lineMemo; the tests parse without it to check that it changes nothing.
+func parseStats(s *Stats, data []byte, memo bool) error {
+	sc := s.scratch
+	sc.ops = sc.ops[:0]
+	clear(sc.qpBits)
+	clear(sc.qpMap)
+	clear(sc.lifPos[:])
+	*s = Stats{QPs: s.QPs[:0], LIF: s.LIF[:0]}
+	defer func() { s.scratch = sc }()
 	if len(data) == 0 {
 		return incomplete("empty file")
 	}
@@ -248,20 +365,40 @@ func parseStatsInto(s *Stats, data []byte) error {
 		lastRaw   []byte // the same line as written (column kept)
 		lineNo    int
 	)
-	// Size the QP list, its duplicate index and the opcode lines of all QPs
-	// (kept in one backing array; each QP's Opcodes is a window of it) from
-	// a count of the QP headers: a few allocations per file, not per QP.
-	nQP := bytes.Count(data, []byte("\n  QP "))
-	s.QPs = make([]QP, 0, nQP)
-	qpIndex := make(map[uint32]struct{}, nQP)
-	ops := make([]Counter, 0, 3*nQP)
+	// The QP list, its duplicate index and the opcode lines of all QPs
+	// (kept in one backing array; each QP's Opcodes is a window of it) grow
+	// by appending, from what the last parse into s left: a few allocations
+	// per file, not per QP, and none once s has seen the file.
+	ops := sc.ops
+	defer func() { sc.ops = ops }()
 	opStart := 0
+	// memos[i] is how line i of the last QP block was cut, and bi is the
+	// index of the current line in its block.
+	var memos [memoLines]lineMemo
+	bi := 0
 	for rest := data; len(rest) > 0; {
 		lineNo++
-		nl := bytes.IndexByte(rest, '\n')
-		raw := rest[:nl]
-		rest = rest[nl+1:]
-		line := bytes.TrimSpace(raw)
+		var raw, line, key, val []byte
+		var hasVal, cut bool
+		// num and numOK are parseUint(val) when cut.
+		var num uint64
+		var numOK bool
+		inBlock := memo && qp != nil && bi < memoLines
+		if inBlock {
+			raw, line, key, val, num, numOK, cut = memos[bi].cut(rest)
+		}
+		if cut {
+			rest, hasVal = rest[len(raw)+1:], true
+		} else {
+			nl := bytes.IndexByte(rest, '\n')
+			raw = rest[:nl]
+			rest = rest[nl+1:]
+			line, key, val, hasVal = cutLine(raw)
+			if inBlock {
+				memos[bi].learn(raw, line, key, val)
+			}
+		}
+		bi++
 		if len(line) == 0 {
 			// An empty line ends a QP block.
 			qp, inOpcodes = nil, false
@@ -269,7 +406,6 @@ func parseStatsInto(s *Stats, data []byte) error {
 		}
 		lastLine, lastRaw = line, raw
 		column0 := raw[0] != ' ' && raw[0] != '\t'
-		key, val, hasVal := splitLine(line)
 
 		// Bare header at column 0: starts a section and closes any QP.
 		if column0 && !hasVal && line[len(line)-1] == ':' {
@@ -328,7 +464,7 @@ func parseStatsInto(s *Stats, data []byte) error {
 				continue
 			}
 			if _, ok := lifName(key); ok {
-				s.addLIF(key, val, lineNo)
+				s.addLIF(&sc, key, val, lineNo)
 				continue
 			}
 			k, known := lookupDeviceKey(key)
@@ -352,14 +488,14 @@ func parseStatsInto(s *Stats, data []byte) error {
 			}
 			if isHeader {
 				inOpcodes = false
-				if _, dup := qpIndex[h]; dup {
+				if sc.seenQP(h) {
 					s.Problems = append(s.Problems, &LineError{lineNo, "QP " + strconv.FormatUint(uint64(h), 10) + " printed twice; the second block is ignored"})
 					qp = nil
 					continue
 				}
-				qpIndex[h] = struct{}{}
 				s.QPs = append(s.QPs, QP{Handle: h})
 				qp = &s.QPs[len(s.QPs)-1]
+				bi = 0
 				opStart = len(ops)
 				continue
 			}
@@ -381,7 +517,10 @@ func parseStatsInto(s *Stats, data []byte) error {
 					continue
 				}
 			}
-			n, ok := parseUint(val)
+			n, ok := num, numOK
+			if !cut {
+				n, ok = parseUint(val)
+			}
 			if !ok {
 				s.Problems = append(s.Problems, &LineError{lineNo, fmt.Sprintf("QP %d %s: %q is not an unsigned 64-bit integer", qp.Handle, key, val)})
 				continue
@@ -409,7 +548,7 @@ func parseStatsInto(s *Stats, data []byte) error {
 			}
 		case secLIF:
 			if hasVal {
-				s.addLIF(key, val, lineNo)
+				s.addLIF(&sc, key, val, lineNo)
 			}
 		}
 	}
@@ -450,15 +589,27 @@ var requiredDevice = [][]DeviceKey{
 	{BytesSent}, {BytesReceived}, {BytesRDMARead}, {BytesRDMAWrite},
 }
 
-func (s *Stats) addLIF(key, val []byte, lineNo int) {
+func (s *Stats) addLIF(sc *scratch, key, val []byte, lineNo int) {
 	n, ok := parseUint(val)
 	if !ok {
 		s.Problems = append(s.Problems, &LineError{lineNo, fmt.Sprintf("LIF counter %s: %q is not an unsigned 64-bit integer", key, val)})
 		return
 	}
-	if !setCounter(&s.LIF, 0, key, n, lifCounterName) {
-		s.duplicate(lineNo, "LIF counter "+string(key))
+	name, i, known := lifIndex.lookup(key)
+	if !known {
+		// A name the ionic driver may have added: searched for.
+		if !setCounter(&s.LIF, 0, key, n, lifCounterName) {
+			s.duplicate(lineNo, "LIF counter "+string(key))
+		}
+		return
 	}
+	if p := sc.lifPos[i]; p > 0 {
+		s.LIF[p-1].Value = n
+		s.duplicate(lineNo, "LIF counter "+name)
+		return
+	}
+	s.LIF = append(s.LIF, Counter{Name: name, Value: n})
+	sc.lifPos[i] = int32(len(s.LIF))
 }
 
 // duplicate records a key printed twice in one scope: the last value is
@@ -482,38 +633,10 @@ func setCounter(cs *[]Counter, from int, key []byte, v uint64, name func([]byte)
 	return true
 }
 
-// splitLine applies the line rule of spec §3.1 to a stripped line: split at
-// the first " : " and strip both halves.
-func splitLine(line []byte) (key, val []byte, ok bool) {
-	// The first ':' with a space on each side. Looking for ':' rather than
-	// " : " skips the padding spaces in one IndexByte.
-	i := -1
-	for off := 0; ; {
-		j := bytes.IndexByte(line[off:], ':')
-		if j < 0 {
-			break
-		}
-		j += off
-		if j > 0 && line[j-1] == ' ' && j+1 < len(line) && line[j+1] == ' ' {
-			i = j - 1
-			break
-		}
-		off = j + 1
-	}
-	if i < 0 {
-		// A line ending in " :" has an empty value.
-		if bytes.HasSuffix(line, []byte(" :")) {
-			return bytes.TrimSpace(line[:len(line)-2]), nil, true
-		}
-		return nil, nil, false
-	}
-	return bytes.TrimSpace(line[:i]), bytes.TrimSpace(line[i+3:]), true
-}
-
 // qpHeader recognises a `QP <handle>:` line (isHeader) and parses its
 // handle, a decimal uint32 (ok).
 func qpHeader(line []byte) (handle uint32, isHeader, ok bool) {
-	if !bytes.HasPrefix(line, []byte("QP ")) || line[len(line)-1] != ':' {
+	if len(line) < 4 || line[0] != 'Q' || line[1] != 'P' || line[2] != ' ' || line[len(line)-1] != ':' {
 		return 0, false, false
 	}
 	n, ok := parseUint(bytes.TrimSpace(line[3 : len(line)-1]))
@@ -530,6 +653,17 @@ func parseUint(b []byte) (uint64, bool) {
 		return 0, false
 	}
 	var n uint64
+	if len(b) < 20 {
+		// At most 19 digits cannot overflow: 10^19-1 < 2^64-1.
+		for _, c := range b {
+			d := c - '0'
+			if d > 9 {
+				return 0, false
+			}
+			n = n*10 + uint64(d)
+		}
+		return n, true
+	}
 	for _, c := range b {
 		if c < '0' || c > '9' {
 			return 0, false

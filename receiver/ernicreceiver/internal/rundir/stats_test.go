@@ -320,3 +320,25 @@ func TestParseStatsEndLinesOutOfPlace(t *testing.T) {
 		require.ErrorIs(t, err, ErrIncomplete, "ending %q", tail)
 	}
 }
+
+// The lookup switches name every key of the name tables, and nothing else.
+func TestKeyLookups(t *testing.T) {
+	for k := range NumDeviceKeys {
+		got, ok := lookupDeviceKey([]byte(k.String()))
+		assert.True(t, ok, k.String())
+		assert.Equal(t, k, got)
+	}
+	for k := range NumQPKeys {
+		got, ok := lookupQPKey([]byte(k.String()))
+		assert.True(t, ok, k.String())
+		assert.Equal(t, k, got)
+	}
+	for _, key := range []string{"", "command", "commands ", "doorbell_send", "bytes_sent_total"} {
+		_, ok := lookupDeviceKey([]byte(key))
+		assert.False(t, ok, "device %q", key)
+	}
+	for _, key := range []string{"", "commands", "doorbell", "bytes_sent "} {
+		_, ok := lookupQPKey([]byte(key))
+		assert.False(t, ok, "qp %q", key)
+	}
+}

@@ -1,0 +1,139 @@
+package rundir
+
+import (
+	"bytes"
+	"unicode/utf8"
+)
+
+// cutLine applies the line rule of spec §3.1 to one line as written, without
+// its '\n'. line is raw stripped of white space at both ends, as
+// bytes.TrimSpace strips it. When line has a key–value separator (the first
+// ':' with a space on each side, or a final " :", which leaves an empty
+// value), hasVal is true and key and val are the stripped halves.
+//
+// It is the parser's inner loop: ASCII white space is stripped by hand and
+// bytes.TrimSpace, which also strips Unicode spaces, is called only when a
+// non-ASCII byte is at an edge, so the result is that of TrimSpace in every
+// case (FuzzCutLine compares the two).
+func cutLine(raw []byte) (line, key, val []byte, hasVal bool) {
+	start, end := 0, len(raw)
+	for start < end && asciiSpace[raw[start]] {
+		start++
+	}
+	for end > start && asciiSpace[raw[end-1]] {
+		end--
+	}
+	if start < end && (raw[start] >= utf8.RuneSelf || raw[end-1] >= utf8.RuneSelf) {
+		line = bytes.TrimSpace(raw)
+	} else {
+		line = raw[start:end]
+	}
+	for off := 0; ; {
+		j := bytes.IndexByte(line[off:], ':')
+		if j < 0 {
+			break
+		}
+		j += off
+		if j > 0 && line[j-1] == ' ' && j+1 < len(line) && line[j+1] == ' ' {
+			return line, trimRight(line[:j-1]), trimLeft(line[j+2:]), true
+		}
+		off = j + 1
+	}
+	if n := len(line); n >= 2 && line[n-2] == ' ' && line[n-1] == ':' {
+		return line, trimRight(line[:n-2]), nil, true
+	}
+	return line, nil, nil, false
+}
+
+// asciiSpace holds the ASCII bytes bytes.TrimSpace strips.
+var asciiSpace = [256]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
+
+// trimRight strips white space at the end of b, whose first byte is not
+// white space (it starts a stripped line).
+func trimRight(b []byte) []byte {
+	end := len(b)
+	for end > 0 && asciiSpace[b[end-1]] {
+		end--
+	}
+	if end > 0 && b[end-1] >= utf8.RuneSelf {
+		return bytes.TrimSpace(b[:end])
+	}
+	return b[:end]
+}
+
+// trimLeft strips white space at the start of b, whose last byte is not
+// white space (it ends a stripped line).
+func trimLeft(b []byte) []byte {
+	start := 0
+	for start < len(b) && asciiSpace[b[start]] {
+		start++
+	}
+	if start < len(b) && b[start] >= utf8.RuneSelf {
+		return bytes.TrimSpace(b[start:])
+	}
+	return b[start:]
+}
+
+// memoLines is how many lines of a QP block lineMemo remembers: the eight
+// counters, the opcode header, up to 19 opcode lines and older servers'
+// extra counters fit.
+const memoLines = 32
+
+// lineMemo remembers how one `key : value` line of a QP block was cut, so
+// that the same line of the next block is cut by one compare. Every QP
+// block of a file prints its counters in the same order, with the same
+// padding, so most lines of a block start with the bytes of the line at the
+// same place in the block before.
+//
+// If a line is prefix followed by decimal digits up to its '\n', where
+// prefix is the earlier line up to its value (indent, key, separator and
+// the white space after it), cutLine would cut it like the earlier line:
+// its start, its key and its first " : " lie inside the prefix, and its
+// value is the digits. cut returns exactly that, and anything else is left
+// to cutLine (FuzzParseStats compares parses with and without the memo).
+type lineMemo struct {
+	prefix []byte // the earlier line up to its value; nil when none
+	key    []byte // its key
+	start  int    // where its stripped line starts in it
+}
+
+// learn remembers the cut of raw (cutLine's line, key and val, slices of
+// raw) when raw has a separator and a value; otherwise it forgets.
+func (m *lineMemo) learn(raw, line, key, val []byte) {
+	if len(val) == 0 {
+		m.prefix = nil
+		return
+	}
+	vs := cap(raw) - cap(val) // the value's offset in raw
+	m.prefix, m.key, m.start = raw[:vs], key, cap(raw)-cap(line)
+}
+
+// cut cuts the first line of rest the way cutLine would, when it is the
+// remembered prefix followed by digits and '\n' (cut is true); raw is the
+// line without its '\n', and n and ok are parseUint of its value, read in
+// the same pass.
+func (m *lineMemo) cut(rest []byte) (raw, line, key, val []byte, n uint64, ok, cut bool) {
+	p := len(m.prefix)
+	if p == 0 || len(rest) <= p || !bytes.Equal(rest[:p], m.prefix) {
+		return nil, nil, nil, nil, 0, false, false
+	}
+	j := p
+	for ; j < len(rest); j++ {
+		d := rest[j] - '0'
+		if d > 9 {
+			break
+		}
+		n = n*10 + uint64(d) // exact up to 19 digits
+	}
+	if j == p || j == len(rest) || rest[j] != '\n' {
+		return nil, nil, nil, nil, 0, false, false
+	}
+	raw = rest[:j]
+	val = raw[p:]
+	if len(val) >= 20 {
+		n, ok = parseUint(val) // may overflow: the checked way
+	} else {
+		ok = true
+	}
+	return raw, raw[m.start:], m.key, val, n, ok, true
+}
