@@ -372,7 +372,10 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 		}
 	}
 
-	for _, c := range stats.LIF {
+	for i, c := range stats.LIF {
+		if i > 0 && i%recordChunk == 0 {
+			s.mb.EmitForResource()
+		}
 		if v, ok := counter(c.Value, func() string { return c.Name }); ok {
 			s.mb.RecordErnicLifCounterDataPoint(ts, v, id, role, c.Name)
 		}
@@ -382,7 +385,7 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 	s.mb.RecordErnicQpUnpublishedDataPoint(ts, int64(len(stats.QPs)-len(qps)), id, role)
 	byOpcode := s.cfg.Metrics.ErnicQpWqesByOpcode.Enabled
 	for i, q := range qps {
-		if i > 0 && i%qpChunk == 0 {
+		if i == 0 || i%recordChunk == 0 {
 			s.mb.EmitForResource()
 		}
 		handle := strconv.FormatUint(uint64(q.Handle), 10)
@@ -462,13 +465,14 @@ func capLabel(v *string, max int) int {
 	return 1
 }
 
-// qpChunk is how many QPs are recorded between two EmitForResource calls.
-// The generated Record functions look for an existing point with the same
-// attributes among all points recorded since the last emit (mdatagen's
-// spatial reaggregation), which makes recording quadratic in the points of
-// one metric; emitting after every instance and every qpChunk QPs keeps that
+// recordChunk is how many LIF counters or QPs are recorded between two
+// EmitForResource calls. The generated Record functions look for an
+// existing point with the same attributes among all points recorded since
+// the last emit (mdatagen's spatial reaggregation), which makes recording
+// quadratic in the points of one metric; emitting after every instance,
+// before the QPs, and every recordChunk LIF counters or QPs keeps that
 // search short and the scrape linear. mergeResourceMetrics joins the pieces.
-const qpChunk = 16
+const recordChunk = 16
 
 // mergeResourceMetrics joins the resource metrics of md, all emitted by one
 // builder for the same (empty) resource and scope, into the first one, so
