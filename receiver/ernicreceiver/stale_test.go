@@ -2,6 +2,7 @@ package ernicreceiver
 
 import (
 	"context"
+	"hash/maphash"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
@@ -136,4 +138,61 @@ func TestStalenessScope(t *testing.T) {
 	sm := md.ResourceMetrics().At(0).ScopeMetrics().At(0)
 	assert.Equal(t, "github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver", sm.Scope().Name())
 	assert.Equal(t, 36-1, sm.Metrics().Len(), "every metric but the off-by-default one")
+}
+
+// The attributes of a series come back from their encoding as they were:
+// strings with any bytes, and the other value types.
+func TestStaleAttrsRoundTrip(t *testing.T) {
+	in := pcommon.NewMap()
+	in.PutStr("ernic.id", "3")
+	in.PutStr("vm.name", "a\x00b\xff\u00e9")
+	in.PutStr("", "")
+	in.PutInt("n", -42)
+	in.PutDouble("d", 0.1)
+	in.PutBool("b", true)
+	out := pcommon.NewMap()
+	decodeAttrs(string(encodeAttrs(nil, in)), out)
+	assert.Equal(t, in.AsRaw(), out.AsRaw())
+	assert.Equal(t, pcommon.ValueTypeInt, mustGet(t, out, "n").Type())
+	assert.Equal(t, pcommon.ValueTypeDouble, mustGet(t, out, "d").Type())
+	assert.Equal(t, pcommon.ValueTypeBool, mustGet(t, out, "b").Type())
+}
+
+func mustGet(t *testing.T, m pcommon.Map, k string) pcommon.Value {
+	t.Helper()
+	v, ok := m.Get(k)
+	require.True(t, ok, k)
+	return v
+}
+
+// Series whose hashes collide are kept apart and each ended on its own:
+// here every series has the same hash.
+func TestStaleHashCollision(t *testing.T) {
+	tr := newStaleness("scope", "v")
+	tr.sum = func(*maphash.Hash) uint64 { return 7 }
+	scrape := func(ts pcommon.Timestamp, qps ...string) (ended []string) {
+		md := pmetric.NewMetrics()
+		m := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+		m.SetName("ernic.qp.bytes.sent")
+		m.SetEmptySum().SetIsMonotonic(true)
+		for _, qp := range qps {
+			dp := m.Sum().DataPoints().AppendEmpty()
+			dp.Attributes().PutStr("qp", qp)
+			dp.SetIntValue(1)
+		}
+		tr.mark(md, ts)
+		dps := m.Sum().DataPoints()
+		for i := range dps.Len() {
+			if dps.At(i).Flags().NoRecordedValue() {
+				ended = append(ended, mustGet(t, dps.At(i).Attributes(), "qp").Str())
+			}
+		}
+		return ended
+	}
+	assert.Empty(t, scrape(1, "1", "2", "3"))
+	require.Len(t, tr.series, 1, "one chain")
+	assert.Empty(t, scrape(2, "1", "2", "3"), "all seen again")
+	assert.Equal(t, []string{"2"}, scrape(3, "1", "3"))
+	assert.ElementsMatch(t, []string{"1", "3"}, scrape(4, "4"))
+	assert.Empty(t, scrape(5, "4"))
 }
