@@ -3,12 +3,14 @@
 # config/local.yaml's pipeline runs on ernic-sim at 16x64 (1 s scrapes) and
 # 64x1024 (5 s scrapes), instances x QPs, for DURATION seconds each after a
 # WARMUP; the script samples the collector's /proc every second and prints
-# CPU seconds per minute and peak and steady (median of the second half)
-# resident memory.
+# CPU seconds per minute, peak and steady (median of the second half)
+# resident memory, the series served, and the points the collector lost
+# over the whole run (its own refused/failed/dropped counters: the memory
+# limiter refusing data shows here).
 #
 # Environment: OTELCOL, SIM (binaries; set by the Makefile), DURATION
 # (default 180), WARMUP (default 30), BENCH_PORT (default 19840; it and the
-# next port must be free on 127.0.0.1).
+# next two ports must be free on 127.0.0.1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 otelcol=${OTELCOL:-build/otelcol-ernic/otelcol-ernic}
@@ -23,10 +25,11 @@ rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 
 run() {
 	local instances=$1 qps=$2 interval=$3
-	local dir port hport override sim_pid col_pid
+	local dir port hport tport override sim_pid col_pid
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/ernic-bench.XXXXXX")
 	port=${BENCH_PORT:-19840}
 	hport=$((port + 1))
+	tport=$((port + 2))
 	override=$dir.yaml
 	cat >"$override" <<YAML
 receivers:
@@ -43,6 +46,15 @@ service:
   pipelines:
     metrics:
       exporters: [prometheus]
+  telemetry:
+    metrics:
+      level: normal
+      readers:
+        - pull:
+            exporter:
+              prometheus:
+                host: 127.0.0.1
+                port: $tport
 YAML
 	"$sim" -run-dir "$dir" -instances "$instances" -qps "$qps" -interval 1s >/dev/null &
 	sim_pid=$!
@@ -64,14 +76,17 @@ YAML
 	c1=$(cpu_ticks "$col_pid")
 	t1=$(date +%s.%N)
 	series=$(curl -s "127.0.0.1:$port/metrics" | grep -c '^ernic_' || true)
+	# The collector's own counters of points refused, failed or dropped.
+	local lost
+	lost=$(curl -s "127.0.0.1:$tport/metrics" | awk '/^otelcol_[a-z_]*(refused|failed|dropped|errored)[a-z_]*points/ { n += $NF } END { printf "%d", n }')
 	local steady
 	steady=$(printf '%s\n' "${samples[@]:$((duration / 2))}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
 	awk -v size="${instances}x${qps}" -v iv="$interval" -v c0="$c0" -v c1="$c1" -v hz="$hz" \
-		-v t0="$t0" -v t1="$t1" -v peak="$peak" -v steady="$steady" -v series="$series" 'BEGIN {
-		printf "%-9s %-8s %16.2f %14.1f %16.1f %10d\n", size, iv, (c1 - c0) / hz / ((t1 - t0) / 60), peak / 1024, steady / 1024, series
+		-v t0="$t0" -v t1="$t1" -v peak="$peak" -v steady="$steady" -v series="$series" -v lost="$lost" 'BEGIN {
+		printf "%-9s %-8s %16.2f %14.1f %16.1f %10d %12d\n", size, iv, (c1 - c0) / hz / ((t1 - t0) / 60), peak / 1024, steady / 1024, series, lost
 	}'
 }
 
-printf '%-9s %-8s %16s %14s %16s %10s\n' size interval "CPU s/min" "peak RSS MiB" "steady RSS MiB" series
+printf '%-9s %-8s %16s %14s %16s %10s %12s\n' size interval "CPU s/min" "peak RSS MiB" "steady RSS MiB" series "lost points"
 run 16 64 1s
 run 64 1024 5s

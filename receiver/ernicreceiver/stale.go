@@ -57,7 +57,7 @@ func newStaleness(scopeName, scopeVersion string) *staleness {
 		series:    map[uint64]*series{},
 		metrics:   map[string]pmetric.Metric{},
 		scopeName: scopeName, scopeVersion: scopeVersion,
-		sum:       (*maphash.Hash).Sum64,
+		sum: (*maphash.Hash).Sum64,
 	}
 }
 
