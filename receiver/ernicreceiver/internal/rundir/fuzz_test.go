@@ -59,6 +59,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // maxPrefixCheck bounds the inputs whose every prefix is parsed (quadratic
@@ -193,6 +196,13 @@ func statsVariants(tb testing.TB) map[string]string {
 		"wrapped other": replaceAll(tb, specExample,
 			"      RDMA_READ             : 32\n",
 			"      RDMA_READ             : 32\n      SEND                  : 1\n      (other opcodes)       : 18446744073709551615\n"),
+		// The QP-line memo (lineMemo): lines of the second block that
+		// start like the first block's but whose value the memo must leave
+		// to the general path, or reads in its own pass.
+		"memo: 20-digit maximum": replaceAll(tb, specExample, "    bytes_rdma_read : 4194304\n", "    bytes_rdma_read : 18446744073709551615\n"),
+		"memo: 19 digits":        replaceAll(tb, specExample, "    bytes_rdma_read : 4194304\n", "    bytes_rdma_read : 9999999999999999999\n"),
+		"memo: trailing space":   replaceAll(tb, specExample, "    doorbell_recv  : 32\n", "    doorbell_recv  : 32 \n"),
+		"memo: leading zeros":    replaceAll(tb, specExample, "    bytes_sent     : 0\n    bytes_received : 0\n", "    bytes_sent     : 000\n    bytes_received : 00\n"),
 		// §3.2: a server with no QPs ends right after the header.
 		"no QPs": headerOnly,
 		// §3.2: the very old server's no-QPs line.
@@ -246,11 +256,45 @@ func TestFuzzStatsSeeds(t *testing.T) {
 	}
 }
 
+// memoEdges are files whose second QP block has a line that starts like the
+// first block's but that the QP-line memo (lineMemo) must leave to the
+// general path, each with the problem the parse reports.
+func memoEdges(tb testing.TB) map[string][2]string {
+	tb.Helper()
+	return map[string][2]string{
+		"20-digit overflow": {replaceAll(tb, specExample, "    bytes_rdma_read : 4194304\n", "    bytes_rdma_read : 99999999999999999999\n"),
+			`line 50: QP 4 bytes_rdma_read: "99999999999999999999" is not an unsigned 64-bit integer`},
+		"digits then text": {replaceAll(tb, specExample, "    cqes_posted    : 32\n", "    cqes_posted    : 32x\n"),
+			`line 47: QP 4 cqes_posted: "32x" is not an unsigned 64-bit integer`},
+		"no value": {replaceAll(tb, specExample, "    wqes_processed : 32\n", "    wqes_processed : \n"),
+			`line 46: QP 4 wqes_processed: "" is not an unsigned 64-bit integer`},
+		"key twice": {replaceAll(tb, specExample, "    doorbell_send  : 0\n    doorbell_recv  : 32\n", "    doorbell_send  : 0\n    doorbell_send  : 5\n"),
+			"line 45: QP 4 doorbell_send printed twice; the last value is used"},
+	}
+}
+
+// The memo's edge cases parse as without the memo, with their problem.
+func TestLineMemoEdges(t *testing.T) {
+	for name, c := range memoEdges(t) {
+		with, err := ParseStats([]byte(c[0]))
+		require.NoError(t, err, name)
+		without := &Stats{}
+		require.NoError(t, parseStats(without, []byte(c[0]), false), name)
+		assert.Equal(t, snapshot(without), snapshot(with), name)
+		require.Len(t, with.Problems, 1, name)
+		assert.Equal(t, c[1], with.Problems[0].Error(), name)
+	}
+}
+
 func FuzzParseStats(f *testing.F) {
 	addTestdataSeeds(f)
 	variants := statsVariants(f)
 	for _, name := range slices.Sorted(maps.Keys(variants)) {
 		f.Add([]byte(variants[name]))
+	}
+	edges := memoEdges(f)
+	for _, name := range slices.Sorted(maps.Keys(edges)) {
+		f.Add([]byte(edges[name][0]))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkStats(t, data)

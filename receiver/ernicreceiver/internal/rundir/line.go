@@ -89,12 +89,20 @@ const memoLines = 32
 // prefix is the earlier line up to its value (indent, key, separator and
 // the white space after it), cutLine would cut it like the earlier line:
 // its start, its key and its first " : " lie inside the prefix, and its
-// value is the digits. cut returns exactly that, and anything else is left
-// to cutLine (FuzzParseStats compares parses with and without the memo).
+// value is the digits. The parser's loop takes such lines (one to 19
+// digits) from the memo, and leaves anything else to cutLine
+// (FuzzParseStats compares parses with and without the memo).
 type lineMemo struct {
 	prefix []byte // the earlier line up to its value; nil when none
 	key    []byte // its key
 	start  int    // where its stripped line starts in it
+	// What the parser looks up about the key, kept with it: whether the
+	// line is indented (not at column 0), its QPKey, and whether it is the
+	// `(other opcodes)` line.
+	indented bool
+	qpKey    QPKey
+	qpKnown  bool
+	isOther  bool
 }
 
 // learn remembers the cut of raw (cutLine's line, key and val, slices of
@@ -106,34 +114,7 @@ func (m *lineMemo) learn(raw, line, key, val []byte) {
 	}
 	vs := cap(raw) - cap(val) // the value's offset in raw
 	m.prefix, m.key, m.start = raw[:vs], key, cap(raw)-cap(line)
-}
-
-// cut cuts the first line of rest the way cutLine would, when it is the
-// remembered prefix followed by digits and '\n' (cut is true); raw is the
-// line without its '\n', and n and ok are parseUint of its value, read in
-// the same pass.
-func (m *lineMemo) cut(rest []byte) (raw, line, key, val []byte, n uint64, ok, cut bool) {
-	p := len(m.prefix)
-	if p == 0 || len(rest) <= p || !bytes.Equal(rest[:p], m.prefix) {
-		return nil, nil, nil, nil, 0, false, false
-	}
-	j := p
-	for ; j < len(rest); j++ {
-		d := rest[j] - '0'
-		if d > 9 {
-			break
-		}
-		n = n*10 + uint64(d) // exact up to 19 digits
-	}
-	if j == p || j == len(rest) || rest[j] != '\n' {
-		return nil, nil, nil, nil, 0, false, false
-	}
-	raw = rest[:j]
-	val = raw[p:]
-	if len(val) >= 20 {
-		n, ok = parseUint(val) // may overflow: the checked way
-	} else {
-		ok = true
-	}
-	return raw, raw[m.start:], m.key, val, n, ok, true
+	m.indented = raw[0] == ' ' || raw[0] == '\t'
+	m.qpKey, m.qpKnown = lookupQPKey(key)
+	m.isOther = string(key) == otherOpcodes
 }

@@ -377,26 +377,55 @@ func parseStats(s *Stats, data []byte, memo bool) error {
 	var memos [memoLines]lineMemo
 	bi := 0
 	for rest := data; len(rest) > 0; {
-		lineNo++
-		var raw, line, key, val []byte
-		var hasVal, cut bool
-		// num and numOK are parseUint(val) when cut.
-		var num uint64
-		var numOK bool
-		inBlock := memo && qp != nil && bi < memoLines
-		if inBlock {
-			raw, line, key, val, num, numOK, cut = memos[bi].cut(rest)
-		}
-		if cut {
-			rest, hasVal = rest[len(raw)+1:], true
-		} else {
-			nl := bytes.IndexByte(rest, '\n')
-			raw = rest[:nl]
-			rest = rest[nl+1:]
-			line, key, val, hasVal = cutLine(raw)
-			if inBlock {
-				memos[bi].learn(raw, line, key, val)
+		if memo && qp != nil {
+			// The indented `key : digits` lines of a QP block that the
+			// memo cuts, in a tight loop: the general path below would
+			// reach qpValue with the same key, looked up when the memo
+			// learnt it.
+			for bi < memoLines && memos[bi].indented {
+				// The line must be m.prefix, then one to 19 digits (20 may
+				// overflow: the general path checks them) and '\n'.
+				m := &memos[bi]
+				p := len(m.prefix)
+				if p == 0 || len(rest) <= p || !bytes.Equal(rest[:p], m.prefix) {
+					break
+				}
+				end := p
+				var n uint64
+				for ; end < len(rest); end++ {
+					d := rest[end] - '0'
+					if d > 9 {
+						break
+					}
+					n = n*10 + uint64(d)
+				}
+				if end == p || end-p > 19 || end == len(rest) || rest[end] != '\n' {
+					break
+				}
+				lineNo++
+				lastRaw = rest[:end]
+				lastLine = lastRaw[m.start:]
+				if k := m.qpKey; !inOpcodes && m.qpKnown && qp.present&(1<<k) == 0 {
+					// qpValue's common case, inline.
+					qp.values[k] = n
+					qp.present |= 1 << k
+				} else {
+					s.qpValue(qp, &ops, opStart, inOpcodes, m.key, m.qpKey, m.qpKnown, m.isOther, n, lineNo)
+				}
+				rest = rest[end+1:]
+				bi++
 			}
+			if len(rest) == 0 {
+				break
+			}
+		}
+		lineNo++
+		nl := bytes.IndexByte(rest, '\n')
+		raw := rest[:nl]
+		rest = rest[nl+1:]
+		line, key, val, hasVal := cutLine(raw)
+		if memo && qp != nil && bi < memoLines {
+			memos[bi].learn(raw, line, key, val)
 		}
 		bi++
 		if len(line) == 0 {
@@ -517,35 +546,13 @@ func parseStats(s *Stats, data []byte, memo bool) error {
 					continue
 				}
 			}
-			n, ok := num, numOK
-			if !cut {
-				n, ok = parseUint(val)
-			}
+			n, ok := parseUint(val)
 			if !ok {
 				s.Problems = append(s.Problems, &LineError{lineNo, fmt.Sprintf("QP %d %s: %q is not an unsigned 64-bit integer", qp.Handle, key, val)})
 				continue
 			}
-			if inOpcodes {
-				if string(key) == otherOpcodes {
-					if qp.HasOther {
-						s.duplicate(lineNo, fmt.Sprintf("QP %d %s", qp.Handle, key))
-					}
-					qp.Other, qp.HasOther = n, true
-				} else {
-					if !setCounter(&ops, opStart, key, n, opcodeName) {
-						s.duplicate(lineNo, fmt.Sprintf("QP %d opcode %s", qp.Handle, key))
-					}
-					qp.Opcodes = ops[opStart:len(ops):len(ops)]
-				}
-				continue
-			}
-			if k, known := lookupQPKey(key); known {
-				if qp.present&(1<<k) != 0 {
-					s.duplicate(lineNo, fmt.Sprintf("QP %d %s", qp.Handle, key))
-				}
-				qp.values[k] = n
-				qp.present |= 1 << k
-			}
+			k, known := lookupQPKey(key)
+			s.qpValue(qp, &ops, opStart, inOpcodes, key, k, known, string(key) == otherOpcodes, n, lineNo)
 		case secLIF:
 			if hasVal {
 				s.addLIF(&sc, key, val, lineNo)
@@ -579,6 +586,35 @@ func parseStats(s *Stats, data []byte, memo bool) error {
 		}
 	}
 	return nil
+}
+
+// qpValue applies the `key : n` line lineNo of the block of qp: an opcode
+// count when inOpcodes (isOther: the `(other opcodes)` line), else the
+// counter k when known. ops backs the opcode lists, and the block's start
+// at opStart. A key printed twice in the block is reported; its last value
+// is kept.
+func (s *Stats) qpValue(qp *QP, ops *[]Counter, opStart int, inOpcodes bool, key []byte, k QPKey, known, isOther bool, n uint64, lineNo int) {
+	if inOpcodes {
+		if isOther {
+			if qp.HasOther {
+				s.duplicate(lineNo, fmt.Sprintf("QP %d %s", qp.Handle, key))
+			}
+			qp.Other, qp.HasOther = n, true
+			return
+		}
+		if !setCounter(ops, opStart, key, n, opcodeName) {
+			s.duplicate(lineNo, fmt.Sprintf("QP %d opcode %s", qp.Handle, key))
+		}
+		qp.Opcodes = (*ops)[opStart:len(*ops):len(*ops)]
+		return
+	}
+	if known {
+		if qp.present&(1<<k) != 0 {
+			s.duplicate(lineNo, fmt.Sprintf("QP %d %s", qp.Handle, key))
+		}
+		qp.values[k] = n
+		qp.present |= 1 << k
+	}
 }
 
 // requiredDevice lists the device counters every known server format prints
