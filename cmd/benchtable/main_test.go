@@ -12,7 +12,8 @@ func TestTable(t *testing.T) {
 		"BenchmarkParse/16x64-2   5   500000 ns/op   357606 B/op   1038 allocs/op",
 		"BenchmarkScrape/default/16x64-2   5   18000000 ns/op   1800 ns/point   10000 points   7000000 B/op   110000 allocs/op",
 		"BenchmarkScrape/default/64x1024-2   5   1000000000 ns/op   2500 ns/point   400000 points   7000000 B/op   4400000 allocs/op",
-		"BenchmarkScrapeUnchanged-2   5   20000000 ns/op",
+		"BenchmarkUnchanged/16x64-2   5   20000 ns/op",
+		"BenchmarkSomethingWithoutSize-2   5   20000000 ns/op",
 	}, "\n")
 	var out bytes.Buffer
 	code := run(strings.NewReader(in), &out)
@@ -20,7 +21,7 @@ func TestTable(t *testing.T) {
 	if code != 0 {
 		t.Errorf("exit %d, want 0: parse is 2.5x the floor and per-point growth 1.39", code)
 	}
-	for _, want := range []string{"16x64", "2.50", "1800", "11.00", "= 1.39"} {
+	for _, want := range []string{"16x64", "2.50", "1800", "11.00", "= 1.39", "20.0µs", " 25.0 "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q", want)
 		}
