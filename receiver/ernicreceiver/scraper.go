@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,6 +46,10 @@ type ernicScraper struct {
 	// runDir is run_dir opened for this scrape: every file is read through
 	// it, so nothing outside the directory is opened. nil between scrapes.
 	runDir *os.Root
+	// chunked: record in pieces (see recordChunk). False when a metric has
+	// attributes turned off, whose points the builder must fold within one
+	// emit.
+	chunked bool
 }
 
 func newScraper(cfg *Config, set receiver.Settings) *ernicScraper {
@@ -57,6 +62,7 @@ func newScraper(cfg *Config, set receiver.Settings) *ernicScraper {
 		stale:     newStaleness(metadata.ScopeName, set.BuildInfo.Version),
 		now:       time.Now,
 		instances: map[int64]*instanceState{},
+		chunked:   !reaggregates(cfg.Metrics),
 	}
 }
 
@@ -210,7 +216,7 @@ func (s *ernicScraper) recordInstance(inst *rundir.Instance, now time.Time, ts p
 		truncated += st.statsTruncated
 	}
 	s.mb.RecordErnicLabelsTruncatedDataPoint(ts, int64(truncated), id, inst.Role)
-	s.mb.EmitForResource()
+	s.emitChunk()
 }
 
 // readStats reads the instance's stats file into st: a complete file of the
@@ -374,7 +380,7 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 
 	for i, c := range stats.LIF {
 		if i > 0 && i%recordChunk == 0 {
-			s.mb.EmitForResource()
+			s.emitChunk()
 		}
 		if v, ok := counter(c.Value, func() string { return c.Name }); ok {
 			s.mb.RecordErnicLifCounterDataPoint(ts, v, id, role, c.Name)
@@ -386,7 +392,7 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 	byOpcode := s.cfg.Metrics.ErnicQpWqesByOpcode.Enabled
 	for i, q := range qps {
 		if i == 0 || i%recordChunk == 0 {
-			s.mb.EmitForResource()
+			s.emitChunk()
 		}
 		handle := strconv.FormatUint(uint64(q.Handle), 10)
 		for _, c := range qpCounters {
@@ -473,6 +479,36 @@ func capLabel(v *string, max int) int {
 // before the QPs, and every recordChunk LIF counters or QPs keeps that
 // search short and the scrape linear. mergeResourceMetrics joins the pieces.
 const recordChunk = 16
+
+// emitChunk ends a piece of the scrape's recording (recordChunk) when the
+// scraper records in pieces.
+func (s *ernicScraper) emitChunk() {
+	if s.chunked {
+		s.mb.EmitForResource()
+	}
+}
+
+// reaggregates reports whether an enabled metric of mc has fewer attributes
+// than by default (the generated `attributes` setting). The builder then
+// folds points whose remaining attributes are equal, with the metric's
+// aggregation_strategy, but only among the points of one emit: such a
+// scrape is recorded in one piece. Its cost then grows with the square of
+// the points each metric keeps after folding: small when the attribute
+// dropped tells series apart (qp, counter), as without pieces otherwise.
+func reaggregates(mc metadata.MetricsConfig) bool {
+	got, def := reflect.ValueOf(mc), reflect.ValueOf(metadata.DefaultMetricsConfig())
+	for i := range got.NumField() {
+		m := got.Field(i)
+		attrs := m.FieldByName("EnabledAttributes")
+		if !attrs.IsValid() {
+			continue // a metric without attributes
+		}
+		if m.FieldByName("Enabled").Bool() && attrs.Len() < def.Field(i).FieldByName("EnabledAttributes").Len() {
+			return true
+		}
+	}
+	return false
+}
 
 // mergeResourceMetrics joins the resource metrics of md, all emitted by one
 // builder for the same (empty) resource and scope, into the first one, so

@@ -3,6 +3,7 @@ package ernicreceiver
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,6 +23,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/metadata"
+	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/rundir"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/scraper")
@@ -839,4 +841,67 @@ func TestScrapeRunDirBackSameProcesses(t *testing.T) {
 	md := scrapeOK(t, s)
 	assert.Equal(t, int64(3), intVal(t, md, "ernic.qp.wqes.by_opcode", q9...), "the held value survives")
 	assert.Equal(t, tsOf(time.Unix(bootTime+25, 500_000_000)), commandsStart(t, md, "2"))
+}
+
+// With an attribute turned off (the generated `attributes` setting), the
+// builder folds the points that become alike; the scrape is then recorded
+// in one piece, so that they fold across what would be separate pieces (16
+// LIF counters, 16 QPs).
+func TestReaggregationAcrossPieces(t *testing.T) {
+	f := newFixture(t, "basic")
+	stats, err := os.ReadFile(filepath.Join(f.runDir, "2.stats"))
+	require.NoError(t, err)
+	// 40 more LIF counters: 47 in all, three pieces of 16.
+	var extra strings.Builder
+	wantLIF := int64(0)
+	for i := range 40 {
+		fmt.Fprintf(&extra, "  rx_extra_%02d : %d\n", i, i+1)
+		wantLIF += int64(i + 1)
+	}
+	content := strings.Replace(string(stats), "  rx_rdma_future_counter : 7\n", "  rx_rdma_future_counter : 7\n"+extra.String(), 1)
+	// 20 more QPs: 22 in all, two pieces of 16.
+	var qps strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&qps, "  QP %d:\n    bytes_sent     : %d\n\n", 100+i, 1000*(i+1))
+	}
+	content = strings.Replace(content, "LIF Statistics:\n", qps.String()+"LIF Statistics:\n", 1)
+	f.write(t, "2.stats", content, scrapeNow.Add(-500*time.Millisecond))
+	parsed, err := rundir.ParseStats([]byte(content))
+	require.NoError(t, err)
+	for _, c := range parsed.LIF[:7] {
+		wantLIF += int64(c.Value)
+	}
+	require.Len(t, parsed.LIF, 47)
+	require.Len(t, parsed.QPs, 22)
+
+	now := scrapeNow
+	s := newTestScraper(t, f.config(func(c *Config) {
+		c.Metrics.ErnicLifCounter.EnabledAttributes = []metadata.ErnicLifCounterMetricAttributeKey{
+			metadata.ErnicLifCounterMetricAttributeKeyErnicID, metadata.ErnicLifCounterMetricAttributeKeyRole}
+		c.Metrics.ErnicQpBytesSent.EnabledAttributes = []metadata.ErnicQpBytesSentMetricAttributeKey{
+			metadata.ErnicQpBytesSentMetricAttributeKeyErnicID, metadata.ErnicQpBytesSentMetricAttributeKeyRole}
+	}), &now)
+	assert.False(t, s.chunked)
+	md := scrapeOK(t, s)
+	lif := map[string][]int64{}
+	sent := map[string][]int64{}
+	forEachPoint(md, func(m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		id, _ := dp.Attributes().Get("ernic.id")
+		switch m.Name() {
+		case "ernic.lif.counter":
+			lif[id.Str()] = append(lif[id.Str()], dp.IntValue())
+		case "ernic.qp.bytes.sent":
+			sent[id.Str()] = append(sent[id.Str()], dp.IntValue())
+		}
+	})
+	assert.Equal(t, []int64{wantLIF}, lif["2"], "one point: the sum of the 47 LIF counters")
+	wantSent := int64(0)
+	for i := range parsed.QPs {
+		v, _ := parsed.QPs[i].Get(rundir.QPBytesSent)
+		wantSent += int64(v)
+	}
+	assert.Equal(t, []int64{wantSent}, sent["2"], "one point: the sum over the QPs")
+
+	// The default configuration records in pieces.
+	assert.True(t, newTestScraper(t, f.config(), &now).chunked)
 }

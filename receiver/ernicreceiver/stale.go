@@ -160,7 +160,8 @@ func encodeAttrs(buf []byte, attrs pcommon.Map) []byte {
 // has, comes back as its text.
 func decodeAttrs(enc string, m pcommon.Map) {
 	next := func() string {
-		n, w := binary.Uvarint([]byte(enc))
+		// Only the varint's bytes are converted, not the rest of enc.
+		n, w := binary.Uvarint([]byte(enc[:min(len(enc), binary.MaxVarintLen64)]))
 		s := enc[w : w+int(n)]
 		enc = enc[w+int(n):]
 		return s

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -92,7 +93,10 @@ func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, fs.FileInfo, error
 	// The size at open is only a hint: the writer may be growing the file
 	// (one big write(2) whose mtime is set before the copy), so the read
 	// itself stops one byte past MaxBytes and that byte is the error.
-	limit := r.MaxBytes + 1
+	limit := r.MaxBytes
+	if limit < math.MaxInt64 {
+		limit++ // no limit at all is MaxInt64, which must not wrap
+	}
 	if need := min(before.Size()+512, limit); int64(cap(r.buf)) < need {
 		r.buf = make([]byte, 0, need)
 	}

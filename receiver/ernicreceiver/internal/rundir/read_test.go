@@ -3,6 +3,7 @@ package rundir
 import (
 	"errors"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -241,4 +242,14 @@ func TestReadManifestSameBytes(t *testing.T) {
 	m3, err := r.ReadManifest(root)
 	require.NoError(t, err)
 	assert.Equal(t, 12, m3.Instances[1].PID)
+}
+
+// The largest max_file_bytes, a way to say "no limit", reads files.
+func TestReadFileNoLimit(t *testing.T) {
+	r := NewReader(math.MaxInt64)
+	path := writeFile(t, "whole\n")
+	root, name := openDir(t, path)
+	data, _, err := r.ReadFile(root, name)
+	require.NoError(t, err)
+	assert.Equal(t, "whole\n", string(data))
 }
