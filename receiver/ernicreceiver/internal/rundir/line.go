@@ -103,13 +103,20 @@ type lineMemo struct {
 	qpKey    QPKey
 	qpKnown  bool
 	isOther  bool
+	// bare: prefix is the whole `WQEs by opcode:` line, which has no value.
+	bare bool
 }
 
 // learn remembers the cut of raw (cutLine's line, key and val, slices of
-// raw) when raw has a separator and a value; otherwise it forgets.
+// raw) when raw has a separator and a value, or is the `WQEs by opcode:`
+// line; otherwise it forgets.
 func (m *lineMemo) learn(raw, line, key, val []byte) {
+	*m = lineMemo{}
 	if len(val) == 0 {
-		m.prefix = nil
+		if string(line) == wqesByOpcode && key == nil {
+			m.prefix, m.start, m.bare = raw, cap(raw)-cap(line), true
+			m.indented = raw[0] == ' ' || raw[0] == '\t'
+		}
 		return
 	}
 	vs := cap(raw) - cap(val) // the value's offset in raw

@@ -310,6 +310,7 @@ const (
 	headerQPs    = "Per-QP Statistics:"
 	noQPsLine    = "(no QPs created yet)"
 	otherOpcodes = "(other opcodes)"
+	wqesByOpcode = "WQEs by opcode:"
 	writeCount   = "Write count"
 )
 
@@ -382,13 +383,36 @@ func parseStats(s *Stats, data []byte, memo bool) error {
 			// memo cuts, in a tight loop: the general path below would
 			// reach qpValue with the same key, looked up when the memo
 			// learnt it.
-			for bi < memoLines && memos[bi].indented {
+			for len(rest) > 0 {
+				if rest[0] == '\n' {
+					// An empty line ends the block.
+					lineNo++
+					rest = rest[1:]
+					qp, inOpcodes = nil, false
+					break
+				}
+				if bi >= memoLines || !memos[bi].indented {
+					break
+				}
 				// The line must be m.prefix, then one to 19 digits (20 may
-				// overflow: the general path checks them) and '\n'.
+				// overflow: the general path checks them) and '\n'; or,
+				// for the opcode header, m.prefix and '\n'.
 				m := &memos[bi]
 				p := len(m.prefix)
 				if p == 0 || len(rest) <= p || !bytes.Equal(rest[:p], m.prefix) {
 					break
+				}
+				if m.bare {
+					if rest[p] != '\n' {
+						break
+					}
+					lineNo++
+					lastRaw = rest[:p]
+					lastLine = lastRaw[m.start:]
+					inOpcodes = true
+					rest = rest[p+1:]
+					bi++
+					continue
 				}
 				end := p
 				var n uint64
@@ -532,7 +556,7 @@ func parseStats(s *Stats, data []byte, memo bool) error {
 				continue // `(no QPs created yet)`, or lines of an ignored block
 			}
 			if !hasVal {
-				if string(line) == "WQEs by opcode:" {
+				if string(line) == wqesByOpcode {
 					inOpcodes = true
 					continue
 				}
