@@ -152,14 +152,15 @@ func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, fs.FileInfo, error
 // It returns the parsed file and what fstat said of it at the end of the
 // read (size, mtime, inode), or the last error; a missing file fails at once
 // with an error wrapping os.ErrNotExist.
-func (r *Reader) ReadStats(dir *os.Root, name string, into *Stats, check func(*Stats) error) (s *Stats, info fs.FileInfo, err error) {
+func (r *Reader) ReadStats(dir *os.Root, name string, into *Stats, check func(*Stats) error) (*Stats, fs.FileInfo, error) {
 	path := filepath.Join(dir.Name(), name)
 	if into == nil {
 		into = &Stats{}
 	}
 	var suspectSize int64 = -1
 	var suspectTime time.Time
-	err = r.retry(func() error {
+	var info fs.FileInfo
+	err := r.retry(func() error {
 		data, fi, err := r.ReadFile(dir, name)
 		if err != nil {
 			return err
