@@ -15,7 +15,7 @@ SIM := bin/ernic-sim
 # What the collector binary is built from: the ocb manifest, the root module's
 # go.mod/go.sum and the receiver's non-test sources.
 OTELCOL_INPUTS := builder-config.yaml go.mod go.sum \
-	$(shell find receiver -type f \( -name '*.go' -o -name '*.yaml' \) ! -name '*_test.go' 2>/dev/null)
+	$(shell find receiver exporter -type f \( -name '*.go' -o -name '*.yaml' \) ! -name '*_test.go' 2>/dev/null)
 
 .PHONY: all generate check-generate ocb otelcol sim run test unit-test fuzz e2e-test clean
 
@@ -25,6 +25,7 @@ all: otelcol sim
 # generate: regenerate the receiver's code and docs from metadata.yaml (mdatagen).
 generate:
 	cd receiver/ernicreceiver && $(GO) generate ./...
+	cd exporter/remotewriteexporter && $(GO) generate ./...
 
 # check-generate: regenerate and fail if receiver/ernicreceiver changed, i.e.
 # the committed generated code is not current.

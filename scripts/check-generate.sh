@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates the ernic receiver's code (mdatagen, via `go generate`) and
-# fails when that changed anything under receiver/ernicreceiver: the generated
-# code in the tree is not current with metadata.yaml.
+# Regenerates the code of this repository's components (mdatagen, via
+# `go generate`: receiver/ernicreceiver, exporter/remotewriteexporter) and
+# fails when that changed anything under them: the generated code in the tree
+# is not current with metadata.yaml.
 #
 # In a clean checkout (CI) this is exactly "git status --porcelain
 # receiver/ernicreceiver is empty after generating". In a working tree with
@@ -10,24 +11,26 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-dir=receiver/ernicreceiver
+dirs=(receiver/ernicreceiver exporter/remotewriteexporter)
 
 snapshot() {
 	# Path and content hash of every file under $dir (tracked or not).
-	find "$dir" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+	find "${dirs[@]}" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
 }
 
-clean_before=$(git status --porcelain -- "$dir")
+clean_before=$(git status --porcelain -- "${dirs[@]}")
 before=$(snapshot)
-(cd "$dir" && go generate ./...)
+for dir in "${dirs[@]}"; do
+	(cd "$dir" && go generate ./...)
+done
 after=$(snapshot)
-status=$(git status --porcelain -- "$dir")
+status=$(git status --porcelain -- "${dirs[@]}")
 
 if [[ -z "$clean_before" && -n "$status" ]] || [[ "$before" != "$after" ]]; then
-	echo "check-generate: generated code under $dir is not current with metadata.yaml." >&2
+	echo "check-generate: generated code under ${dirs[*]} is not current with metadata.yaml." >&2
 	echo "Run 'make generate' and commit the result. Changed files:" >&2
 	diff <(echo "$before") <(echo "$after") | sed -n 's/^[<>] [0-9a-f]*  //p' | sort -u >&2 || true
-	git status --porcelain -- "$dir" >&2
+	git status --porcelain -- "${dirs[@]}" >&2
 	exit 1
 fi
 echo "check-generate: generated code is current."

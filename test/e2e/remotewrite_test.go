@@ -33,9 +33,9 @@ import (
 const rwInterval = time.Second
 
 // rwOverride is merged over config/prometheus-remote-write.yaml: a 1s
-// scrape with the per-opcode metric on (every family of the contract), a
-// short batch timeout and a write-ahead log sent every second, so that a
-// sample is in Prometheus about 1-2s after its scrape.
+// scrape with the per-opcode metric on (every family of the contract) and a
+// short batch timeout, so that a sample is in Prometheus about 1s after its
+// scrape.
 const rwOverride = `receivers:
   ernic:
     collection_interval: 1s
@@ -45,10 +45,6 @@ const rwOverride = `receivers:
 processors:
   batch:
     timeout: 100ms
-exporters:
-  prometheus_remote_write:
-    wal:
-      truncate_frequency: 1s
 `
 
 // simWrite is one complete stats write of the simulator: when it was logged
@@ -123,6 +119,14 @@ type rwSetup struct {
 // a Prometheus and the collector with the shipped remote-write config.
 func startRemoteWrite(t *testing.T, o sim.Options) (*rwSetup, *collector) {
 	t.Helper()
+	r := newRemoteWrite(t, o)
+	return r, r.startCollector()
+}
+
+// newRemoteWrite is startRemoteWrite without the collector: the test can
+// change r.env or r.stateDir first.
+func newRemoteWrite(t *testing.T, o sim.Options) *rwSetup {
+	t.Helper()
 	collectorBinary(t)
 	r := &rwSetup{t: t, writes: &simWrites{}, runDir: t.TempDir(), stateDir: t.TempDir()}
 	r.prom = startPrometheus(t)
@@ -153,7 +157,7 @@ func startRemoteWrite(t *testing.T, o sim.Options) (*rwSetup, *collector) {
 		"ERNIC_REMOTE_WRITE_URL=" + r.prom.writeURL(),
 		"ERNIC_STATE_DIR=" + r.stateDir,
 	}
-	return r, r.startCollector()
+	return r
 }
 
 // startCollector starts (or starts again) the collector, on the same state
@@ -614,8 +618,8 @@ func TestRemoteWriteRemovedInstanceEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	removed := time.Now()
-	// Two scrapes, the batch timeout and the write-ahead log's one-second
-	// send period, plus a second of slack.
+	// Two scrapes, the batch timeout and a second for the queue, plus a
+	// second of slack.
 	limit := 2*rwInterval + 100*time.Millisecond + time.Second + time.Second
 	var upGone, allGone time.Duration
 	for time.Since(removed) < limit+10*time.Second && (upGone == 0 || allGone == 0) {
@@ -674,7 +678,7 @@ func gaps(samples []model.SamplePair, interval time.Duration) []seriesGap {
 // TestRemoteWriteOutage: Prometheus is down for over a minute; during the
 // outage the collector is killed (SIGKILL) and started again on the same
 // state directory; then Prometheus comes back on the same TSDB. Once the
-// write-ahead log has drained, every series has a sample for every scrape
+// queue has drained, every series has a sample for every scrape
 // of the window, except the scrapes the collector could not do while it was
 // restarting.
 func TestRemoteWriteOutage(t *testing.T) {
@@ -706,9 +710,9 @@ func TestRemoteWriteOutage(t *testing.T) {
 	r.startCollector()
 	restarted := time.Now()
 	time.Sleep(time.Until(down.Add(outage)))
-	// The write-ahead log holds the outage's scrapes.
+	// The queue on disk holds the outage's scrapes.
 	var walBytes int64
-	walFiles, _ := filepath.Glob(filepath.Join(r.stateDir, "prom_remotewrite", "*"))
+	walFiles, _ := filepath.Glob(filepath.Join(r.stateDir, "queue", "*"))
 	for _, f := range walFiles {
 		if fi, err := os.Stat(f); err == nil {
 			walBytes += fi.Size()
@@ -716,10 +720,10 @@ func TestRemoteWriteOutage(t *testing.T) {
 	}
 	r.prom.start()
 	up := time.Now()
-	t.Logf("Prometheus down %v; collector killed %v into the outage, started again %v later; write-ahead log at the end of the outage: %d files, %d bytes",
+	t.Logf("Prometheus down %v; collector killed %v into the outage, started again %v later; queue at the end of the outage: %d files, %d bytes",
 		up.Sub(down).Round(time.Millisecond), killed.Sub(down).Round(time.Millisecond), restarted.Sub(killed).Round(time.Millisecond), len(walFiles), walBytes)
 	if walBytes == 0 {
-		t.Errorf("the write-ahead log in %s is empty at the end of the outage", r.stateDir)
+		t.Errorf("the queue in %s is empty at the end of the outage", r.stateDir)
 	}
 
 	// Drained: the newest sample is recent again.

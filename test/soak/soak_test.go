@@ -98,10 +98,6 @@ const override = `receivers:
 processors:
   batch:
     timeout: 100ms
-exporters:
-  prometheus_remote_write:
-    wal:
-      truncate_frequency: 1s
 service:
   telemetry:
     logs:
@@ -875,7 +871,7 @@ func TestSoak(t *testing.T) {
 	if err := c.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	// The recovered processes are seen, and the write-ahead log sent.
+	// The recovered processes are seen, and the queue sent.
 	for i := 0; i < 8 && col.running(); i++ {
 		time.Sleep(time.Second)
 	}

@@ -1,0 +1,74 @@
+package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter"
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+)
+
+// Config is the remote_write exporter's configuration.
+type Config struct {
+	// ClientConfig is the HTTP client: endpoint (the remote-write URL,
+	// e.g. http://prometheus:9090/api/v1/write), headers, tls, and timeout,
+	// which bounds each request (one attempt of one remote-write request).
+	confighttp.ClientConfig `mapstructure:",squash"`
+
+	// QueueConfig is the collector's standard sending queue. With `storage`
+	// set to a storage extension (file_storage) it is persistent: what it
+	// holds survives a restart. Its `sizer: bytes` counts the compressed
+	// remote-write requests, so `queue_size` is the bound on the data kept
+	// while the endpoint is unreachable. When the queue is full while sending
+	// fails, the oldest batch is dropped to make room (see doc.go).
+	// `batch` is not supported: batches are cut by max_batch_size_bytes.
+	QueueConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
+
+	// BackOffConfig is how a failed request (connection refused, timeout,
+	// 5xx, 429) is retried: initial_interval, max_interval, multiplier,
+	// randomization_factor; max_elapsed_time 0 retries until it goes
+	// through (the queue is the bound). With enabled: false a failed batch
+	// is dropped at once.
+	BackOffConfig configretry.BackOffConfig `mapstructure:"retry_on_failure"`
+
+	// ExternalLabels are added to every series (e.g. a host label); they
+	// override a label of the same name from the data. Values must not be
+	// empty.
+	ExternalLabels map[string]string `mapstructure:"external_labels"`
+
+	// MaxBatchSizeBytes bounds one remote-write request before compression,
+	// in bytes (the serialized WriteRequest). A batch larger than this is
+	// sent as several requests. Default 3,000,000; a single series larger
+	// than the bound still goes out alone.
+	MaxBatchSizeBytes int `mapstructure:"max_batch_size_bytes"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// Validate checks the endpoint, the batch bound, the external labels and the
+// queue settings this exporter supports.
+func (cfg *Config) Validate() error {
+	var errs []error
+	if cfg.Endpoint == "" {
+		errs = append(errs, errors.New("endpoint: the remote-write URL is required (e.g. http://prometheus:9090/api/v1/write)"))
+	} else if u, err := url.Parse(cfg.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("endpoint %q: must be an http:// or https:// URL with a host", cfg.Endpoint))
+	}
+	if cfg.MaxBatchSizeBytes <= 0 {
+		errs = append(errs, fmt.Errorf("max_batch_size_bytes %d: must be positive", cfg.MaxBatchSizeBytes))
+	}
+	for k, v := range cfg.ExternalLabels {
+		if strings.TrimSpace(k) == "" || v == "" {
+			errs = append(errs, fmt.Errorf("external_labels: %q=%q: neither the name nor the value may be empty", k, v))
+		}
+	}
+	if cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().Batch.HasValue() {
+		errs = append(errs, errors.New("sending_queue::batch: not supported by this exporter; requests are cut by max_batch_size_bytes (use the batch processor to merge)"))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,341 @@
+package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.uber.org/zap"
+)
+
+// remoteWrite is the exporter: a producer side (ConsumeMetrics: translate,
+// make room in a full queue, enqueue) around exporterhelper's queue, and a
+// sender side (push: send, retry, drop when asked).
+type remoteWrite struct {
+	cfg       *Config
+	set       exporter.Settings
+	tr        *translator
+	inner     exporter.Metrics
+	client    *http.Client
+	userAgent string
+	report    *report
+
+	// sizer and capacity of the sending queue (capacity 0: no queue).
+	sizer    exporterhelper.RequestSizerType
+	capacity int64
+	// queued is the size (under sizer) of the batches this process put
+	// in the queue and that are not finished yet. Batches restored from an
+	// earlier process are not in it.
+	queued atomic.Int64
+	// failing: the last attempt to send failed, so batches wait in the
+	// queue; cleared by the next accepted request.
+	failing atomic.Bool
+	// drop carries a producer's request to drop the oldest batch; the
+	// sender answers on the channel with the size it freed.
+	drop chan chan int64
+
+	// moved holds the batches a persistent queue put back at its tail on
+	// start: they are the oldest and are sent first.
+	moved *movedBatches
+
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+type requestKey struct{}
+
+func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (*remoteWrite, error) {
+	e := &remoteWrite{
+		cfg:       cfg,
+		set:       set,
+		tr:        newTranslator(cfg),
+		userAgent: fmt.Sprintf("%s/%s", set.BuildInfo.Command, set.BuildInfo.Version),
+		report:    newReport(set.Logger, cfg.Endpoint),
+		drop:      make(chan chan int64),
+		moved:     &movedBatches{},
+		stop:      make(chan struct{}),
+	}
+	if cfg.QueueConfig.HasValue() {
+		q := cfg.QueueConfig.Get()
+		e.sizer, e.capacity = q.Sizer, q.QueueSize
+	}
+	inner, err := e.newQueue(ctx, cfg.QueueConfig)
+	if err != nil {
+		return nil, err
+	}
+	e.inner = inner
+	return e, nil
+}
+
+// newQueue builds the exporterhelper around push with queue q.
+func (e *remoteWrite) newQueue(ctx context.Context, q configoptional.Optional[exporterhelper.QueueBatchConfig]) (exporter.Metrics, error) {
+	return xexporterhelper.NewMetricsRequest(ctx, e.set, e.convert, e.push,
+		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
+		// The client's timeout bounds each request; push retries itself.
+		exporterhelper.WithTimeout(exporterhelper.TimeoutConfig{}),
+		// push returns a retryable error only when the exporter stops:
+		// the queue's retry sender then reports a shutdown, and a
+		// persistent queue keeps the batch for the next start.
+		exporterhelper.WithRetry(configretry.BackOffConfig{
+			Enabled: true, InitialInterval: 100 * time.Millisecond, Multiplier: 2,
+			MaxInterval: time.Second, RandomizationFactor: 0,
+		}),
+		xexporterhelper.WithQueueBatch(q, xexporterhelper.QueueBatchSettings{Encoding: encoding{moved: e.moved}}),
+	)
+}
+
+// Start creates the HTTP client and starts the queue. A persistent queue
+// whose storage cannot be opened (a damaged file that file_storage's
+// recreate does not catch, e.g. "invalid database") does not keep the
+// collector from starting: the exporter logs it and sends through an
+// in-memory queue of the same bound, without persistence, until the file
+// is moved aside and the collector restarted.
+func (e *remoteWrite) Start(ctx context.Context, host component.Host) error {
+	client, err := e.cfg.ClientConfig.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
+	if err != nil {
+		return err
+	}
+	e.client = client
+	err = e.inner.Start(ctx, host)
+	if err == nil || !e.cfg.QueueConfig.HasValue() || e.cfg.QueueConfig.Get().StorageID == nil {
+		return err
+	}
+	q := *e.cfg.QueueConfig.Get()
+	e.set.Logger.Error("remote_write: the persistent queue cannot be opened; sending through an in-memory queue of the same bound, which a restart loses. Move the damaged file in the storage's directory aside and restart to keep the queue on disk again",
+		zap.String("storage", q.StorageID.String()), zap.Error(err))
+	_ = e.inner.Shutdown(ctx)
+	q.StorageID = nil
+	mem, err := e.newQueue(ctx, configoptional.Some(q))
+	if err != nil {
+		return err
+	}
+	e.inner = mem
+	return e.inner.Start(ctx, host)
+}
+
+// Shutdown stops the retries first, so that a batch being retried goes back
+// to a persistent queue, then the queue.
+func (e *remoteWrite) Shutdown(ctx context.Context) error {
+	e.stopOnce.Do(func() { close(e.stop) })
+	return e.inner.Shutdown(ctx)
+}
+
+// Capabilities: the exporter does not change the data it is given.
+func (e *remoteWrite) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: false}
+}
+
+// convert hands the queue the request ConsumeMetrics translated.
+func (e *remoteWrite) convert(ctx context.Context, md pmetric.Metrics) (xexporterhelper.Request, error) {
+	if r, ok := ctx.Value(requestKey{}).(*request); ok {
+		return r, nil
+	}
+	r, err := e.tr.translate(md)
+	if r == nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ConsumeMetrics translates md into remote-write requests and puts them in
+// the queue. When the queue is full while sending fails, it asks the sender
+// to drop the oldest batch until the new one fits; when sending works, it
+// waits for room (block_on_overflow).
+func (e *remoteWrite) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
+	req, err := e.tr.translate(md)
+	if req == nil {
+		return consumererror.NewPermanent(fmt.Errorf("remote_write: %w", err))
+	}
+	if err != nil {
+		e.report.untranslated(err)
+	}
+	if len(req.payloads) == 0 {
+		return nil
+	}
+	size := req.size(e.sizer)
+	if e.capacity > 0 {
+		if size > e.capacity {
+			return consumererror.NewPermanent(fmt.Errorf("remote_write: a batch of %d (%s) is larger than sending_queue::queue_size %d; raise it", size, e.sizer, e.capacity))
+		}
+		for need := e.queued.Load() + size - e.capacity; need > 0 && e.failing.Load(); {
+			freed, ok := e.dropOldest()
+			if !ok {
+				break
+			}
+			need -= freed
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- e.inner.ConsumeMetrics(context.WithValue(ctx, requestKey{}, req), md) }()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err == nil {
+				e.queued.Add(size)
+			}
+			return err
+		case <-tick.C:
+			// Still waiting for room: the queue also holds batches
+			// this process did not count (restored after a restart).
+			if e.failing.Load() {
+				e.dropOldest()
+			}
+		case <-e.stop:
+			return errors.New("remote_write: stopping while the queue is full")
+		}
+	}
+}
+
+// dropOldest asks a sender to drop its batch at its next wait before a
+// retry, and returns the size it freed; false when no sender came to a wait
+// within one request's timeout (it is sending).
+func (e *remoteWrite) dropOldest() (int64, bool) {
+	ack := make(chan int64, 1)
+	t := time.NewTimer(e.cfg.Timeout + time.Second)
+	defer t.Stop()
+	select {
+	case e.drop <- ack:
+		return <-ack, true
+	case <-t.C:
+		return 0, false
+	case <-e.stop:
+		return 0, false
+	}
+}
+
+// push sends a batch from the queue: every payload not yet sent, in order.
+// Batches that a persistent queue moved to its tail on start (see moved)
+// are sent first, being the oldest.
+func (e *remoteWrite) push(ctx context.Context, r xexporterhelper.Request) error {
+	req, ok := r.(*request)
+	if !ok {
+		return consumererror.NewPermanent(fmt.Errorf("remote_write: unexpected request %T", r))
+	}
+	for m := e.moved.next(); m != nil; m = e.moved.next() {
+		if err := e.deliver(ctx, m); err != nil {
+			return err // stopping: both stay in the persistent queue
+		}
+		e.moved.sent(m)
+	}
+	if e.moved.wasSent(req) {
+		return nil
+	}
+	return e.deliver(ctx, req)
+}
+
+// deliver sends req: a rejected payload is dropped and the rest goes on; a
+// failed one is retried with backoff until it goes through,
+// max_elapsed_time passes, a producer needs the room, or the exporter
+// stops (the only error returned then, besides a permanent one when
+// retries are off).
+func (e *remoteWrite) deliver(ctx context.Context, req *request) error {
+	var bo *backoff.ExponentialBackOff
+	var first time.Time
+	for {
+		err := e.sendFrom(ctx, req)
+		if err == nil {
+			e.failing.Store(false)
+			e.finish(req)
+			e.report.settled(e.backlog())
+			return nil
+		}
+		e.failing.Store(true)
+		retry := e.cfg.BackOffConfig
+		if !retry.Enabled {
+			e.report.failed(err, 0, e.backlog())
+			e.finish(req)
+			return consumererror.NewPermanent(err)
+		}
+		if bo == nil {
+			first = time.Now()
+			bo = &backoff.ExponentialBackOff{
+				InitialInterval: retry.InitialInterval, RandomizationFactor: retry.RandomizationFactor,
+				Multiplier: retry.Multiplier, MaxInterval: retry.MaxInterval,
+			}
+			bo.Reset()
+		}
+		wait := bo.NextBackOff()
+		if retry.MaxElapsedTime > 0 && time.Since(first)+wait > retry.MaxElapsedTime {
+			e.report.dropped(req, "retried for max_elapsed_time", e.backlog())
+			e.finish(req)
+			return nil
+		}
+		e.report.failed(err, wait, e.backlog())
+		if stop := e.wait(ctx, req, wait); stop != nil {
+			if errors.Is(stop, errDropped) {
+				return nil
+			}
+			return stop
+		}
+	}
+}
+
+var errDropped = errors.New("dropped to make room")
+
+// wait sleeps before a retry. It returns nil to retry, errDropped when a
+// producer took the batch's room (the batch is finished), or the error that
+// stops the retries (shutdown, cancelled context).
+func (e *remoteWrite) wait(ctx context.Context, req *request, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case ack := <-e.drop:
+		e.report.dropped(req, "queue full", e.backlog())
+		e.finish(req)
+		ack <- req.size(e.sizer)
+		return errDropped
+	case <-e.stop:
+		return errors.New("remote_write: stopped while retrying; the batch stays in a persistent queue")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// sendFrom sends req's payloads from req.next on. It returns the first
+// failure that should be retried; rejected payloads are reported and
+// skipped.
+func (e *remoteWrite) sendFrom(ctx context.Context, req *request) error {
+	for ; req.next < len(req.payloads); req.next++ {
+		err := e.post(ctx, req.payloads[req.next])
+		var se *sendError
+		switch {
+		case err == nil:
+			e.report.delivered(req.samples[req.next], e.backlog())
+		case errors.As(err, &se) && se.rejected:
+			e.report.rejected(se, req.samples[req.next], e.backlog())
+		default:
+			return err
+		}
+	}
+	return nil
+}
+
+// finish takes a batch out of this process's queue accounting.
+func (e *remoteWrite) finish(req *request) {
+	if !req.restored {
+		e.queued.Add(-req.size(e.sizer))
+	}
+}
+
+// backlog is what this process has queued and not finished, for the logs.
+func (e *remoteWrite) backlog() backlog {
+	return backlog{size: max(e.queued.Load(), 0), sizer: e.sizer, capacity: e.capacity}
+}

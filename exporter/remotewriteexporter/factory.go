@@ -1,0 +1,41 @@
+package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter"
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/metadata"
+)
+
+// NewFactory returns the factory of the remote_write exporter.
+func NewFactory() exporter.Factory {
+	return exporter.NewFactory(
+		metadata.Type,
+		createDefaultConfig,
+		exporter.WithMetrics(createMetrics, metadata.MetricsStability),
+	)
+}
+
+func createDefaultConfig() component.Config {
+	client := confighttp.NewDefaultClientConfig()
+	client.Timeout = 30 * time.Second // Prometheus' remote_timeout
+	retry := configretry.NewDefaultBackOffConfig()
+	retry.MaxElapsedTime = 0 // until it goes through; the queue is the bound
+	return &Config{
+		ClientConfig:      client,
+		QueueConfig:       configoptional.Some(exporterhelper.NewDefaultQueueConfig()),
+		BackOffConfig:     retry,
+		MaxBatchSizeBytes: 3_000_000,
+	}
+}
+
+func createMetrics(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Metrics, error) {
+	return newExporter(ctx, set, cfg.(*Config))
+}
