@@ -103,11 +103,16 @@ func (s *otlpSink) batches() []pmetric.Metrics {
 // test failed). It returns the running command.
 func runCollector(t *testing.T, env []string, configs ...string) *exec.Cmd {
 	t.Helper()
+	return runCollectorLog(t, env, &lockedBuffer{}, configs...)
+}
+
+// runCollectorLog is runCollector with the collector's output in log.
+func runCollectorLog(t *testing.T, env []string, log *lockedBuffer, configs ...string) *exec.Cmd {
+	t.Helper()
 	var args []string
 	for _, c := range configs {
 		args = append(args, "--config", c)
 	}
-	log := &lockedBuffer{}
 	cmd := exec.Command(collectorBinary(t), args...)
 	cmd.Dir = repoRoot(t)
 	cmd.Env = append(cleanEnv(), env...)
