@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates the code of this repository's components (mdatagen, via
-# `go generate`: receiver/ernicreceiver, exporter/remotewriteexporter) and
+# `go generate`: the receiver and the two exporters) and
 # fails when that changed anything under them: the generated code in the tree
 # is not current with metadata.yaml.
 #
@@ -11,7 +11,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-dirs=(receiver/ernicreceiver exporter/remotewriteexporter)
+dirs=(receiver/ernicreceiver exporter/remotewriteexporter exporter/prometheustextexporter)
 
 snapshot() {
 	# Path and content hash of every file under $dir (tracked or not).

@@ -39,7 +39,7 @@ echo "Metrics: curl localhost:${ERNIC_EXPORTER_PORT:-9840}/metrics"
 # Not exec: the EXIT trap must stop the simulator after the collector exits.
 # In the background, so that a SIGINT or SIGTERM sent to this script alone is
 # forwarded to the collector at once (bash runs traps only between commands).
-"$otelcol" --config config/local.yaml "${extra_config[@]}" &
+"$otelcol" --config config/local.yaml --config config/debug.yaml "${extra_config[@]}" &
 collector=$!
 trap 'kill -TERM "$collector" 2>/dev/null || true' INT TERM
 status=0

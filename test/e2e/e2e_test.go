@@ -185,6 +185,15 @@ func TestValidateConfigs(t *testing.T) {
 			if ep, ok := validateEndpoints[name]; ok {
 				env = append(env, "ERNIC_OTLP_ENDPOINT="+ep)
 			}
+			if name == "debug.yaml" {
+				// An overlay of local.yaml (make run).
+				cmd := exec.Command(bin, "validate", "--config", filepath.Join(root, "config", "local.yaml"), "--config", config)
+				cmd.Dir, cmd.Env = root, cleanEnv()
+				if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
+					t.Fatalf("validate local.yaml + debug.yaml: %v\n%s", err, out)
+				}
+				return
+			}
 			out, err := validate(config, env)
 			if err != nil {
 				t.Fatalf("otelcol-ernic validate --config config/%s: %v\n%s", name, err, out)
@@ -229,7 +238,7 @@ func startCollector(t *testing.T, runDir string, promPort, healthPort int) *coll
       ernic.qp.wqes.by_opcode:
         enabled: true
 exporters:
-  prometheus:
+  prometheus_text:
     endpoint: 127.0.0.1:${env:ERNIC_EXPORTER_PORT}
 extensions:
   health_check:

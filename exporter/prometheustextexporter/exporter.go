@@ -1,0 +1,177 @@
+package prometheustextexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/prometheustextexporter"
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"encoding/binary"
+	"errors"
+	"hash/maphash"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.uber.org/zap"
+)
+
+// textExporter keeps the latest batch of each resource and serves them.
+type textExporter struct {
+	cfg    *Config
+	set    exporter.Settings
+	names  *namer
+	now    func() time.Time
+	server *http.Server
+	addr   net.Addr // where the server listens
+	done   chan struct{}
+
+	mu   sync.RWMutex
+	kept map[uint64]kept // by resource identity (resourceKey)
+	seed maphash.Seed
+}
+
+// kept is a resource's latest batch and when it came.
+type kept struct {
+	rm pmetric.ResourceMetrics
+	at time.Time
+}
+
+func newExporter(set exporter.Settings, cfg *Config) *textExporter {
+	return &textExporter{
+		cfg:   cfg,
+		set:   set,
+		names: newNamer(),
+		now:   time.Now,
+		kept:  map[uint64]kept{},
+		seed:  maphash.MakeSeed(),
+	}
+}
+
+// Capabilities: the batches are kept as they are and never changed.
+func (e *textExporter) Capabilities() consumer.Capabilities {
+	return consumer.Capabilities{MutatesData: false}
+}
+
+// ConsumeMetrics keeps each resource of md as that resource's latest batch.
+// The batch is kept by reference: the pipeline hands exporters data they
+// must not change, and nothing changes it after this call.
+func (e *textExporter) ConsumeMetrics(_ context.Context, md pmetric.Metrics) error {
+	now := e.now()
+	rms := md.ResourceMetrics()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := range rms.Len() {
+		rm := rms.At(i)
+		e.kept[e.resourceKey(rm.Resource().Attributes())] = kept{rm: rm, at: now}
+	}
+	return nil
+}
+
+// resourceKey identifies a resource by its attributes, in any order.
+func (e *textExporter) resourceKey(attrs pcommon.Map) uint64 {
+	var sum uint64
+	for k, v := range attrs.All() {
+		var h maphash.Hash
+		h.SetSeed(e.seed)
+		h.WriteString(k)
+		h.WriteByte(0)
+		h.WriteString(v.AsString())
+		sum += h.Sum64() // order-independent
+	}
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(attrs.Len()))
+	return sum ^ maphash.Bytes(e.seed, b[:])
+}
+
+// current returns the batches to serve, oldest resource first, and forgets
+// those older than metric_expiration.
+func (e *textExporter) current() []pmetric.ResourceMetrics {
+	now := e.now()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	all := make([]kept, 0, len(e.kept))
+	for k, b := range e.kept {
+		if now.Sub(b.at) > e.cfg.MetricExpiration {
+			delete(e.kept, k)
+			continue
+		}
+		all = append(all, b)
+	}
+	slices.SortFunc(all, func(a, b kept) int { return a.at.Compare(b.at) })
+	out := make([]pmetric.ResourceMetrics, len(all))
+	for i, b := range all {
+		out[i] = b.rm
+	}
+	return out
+}
+
+// ServeHTTP writes every kept batch in the text format, gzip-compressed
+// when the client accepts it.
+func (e *textExporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	fams := e.names.families(e.current())
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	var out interface {
+		Write([]byte) (int, error)
+	} = w
+	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+		w.Header().Set("Content-Encoding", "gzip")
+		gz, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
+		defer gz.Close()
+		out = gz
+	}
+	bw := bufio.NewWriterSize(out, 64<<10)
+	if err := e.names.writeFamilies(bw, fams); err != nil {
+		e.set.Logger.Debug("GET /metrics: the client went away", zap.Error(err))
+	}
+}
+
+func acceptsGzip(h string) bool {
+	for part := range strings.SplitSeq(h, ",") {
+		enc, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(enc, "gzip") {
+			return true
+		}
+	}
+	return false
+}
+
+// Start listens on the endpoint and serves /metrics.
+func (e *textExporter) Start(ctx context.Context, host component.Host) error {
+	ln, err := e.cfg.ToListener(ctx)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", e)
+	srv, err := e.cfg.ToServer(ctx, host.GetExtensions(), e.set.TelemetrySettings, mux)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	e.server, e.addr, e.done = srv, ln.Addr(), make(chan struct{})
+	go func() {
+		defer close(e.done)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
+			componentstatus.ReportStatus(host, componentstatus.NewFatalErrorEvent(err))
+		}
+	}()
+	return nil
+}
+
+// Shutdown stops the server.
+func (e *textExporter) Shutdown(ctx context.Context) error {
+	if e.server == nil {
+		return nil
+	}
+	err := e.server.Shutdown(ctx)
+	<-e.done
+	return err
+}

@@ -1,0 +1,230 @@
+package prometheustextexporter
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/prometheustextexporter/internal/metadata"
+)
+
+// batch builds one resource (resource attribute host=<host>) with the kinds
+// of metrics the text format carries and the ones it leaves out.
+func batch(host string, bytesSent int64) pmetric.Metrics {
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	if host != "" {
+		rm.Resource().Attributes().PutStr("host", host)
+	}
+	ms := rm.ScopeMetrics().AppendEmpty().Metrics()
+
+	m := ms.AppendEmpty()
+	m.SetName("ernic.rdma.bytes.sent")
+	m.SetUnit("By")
+	m.SetDescription("RDMA payload bytes sent.\nSecond line, with a \\.")
+	s := m.SetEmptySum()
+	s.SetIsMonotonic(true)
+	s.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	dp := s.DataPoints().AppendEmpty()
+	dp.SetIntValue(bytesSent)
+	dp.Attributes().PutStr("ernic.id", "2")
+	dp.Attributes().PutStr("role", `wor"ker`+"\n")
+	stale := s.DataPoints().AppendEmpty()
+	stale.SetIntValue(7)
+	stale.Attributes().PutStr("ernic.id", "3")
+	stale.SetFlags(pmetric.DefaultDataPointFlags.WithNoRecordedValue(true))
+
+	m = ms.AppendEmpty()
+	m.SetName("ernic.instance.uptime")
+	m.SetUnit("s")
+	g := m.SetEmptyGauge()
+	for i, v := range []float64{12.5, math.NaN(), math.Inf(1), 1e21} {
+		dp := g.DataPoints().AppendEmpty()
+		dp.SetDoubleValue(v)
+		dp.Attributes().PutInt("n", int64(i))
+		dp.Attributes().PutStr("bad", "a\xffb")
+	}
+
+	m = ms.AppendEmpty()
+	m.SetName("ernic.qp.count")
+	nm := m.SetEmptySum() // not monotonic: a gauge
+	nm.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	nm.DataPoints().AppendEmpty().SetIntValue(4)
+
+	m = ms.AppendEmpty()
+	m.SetName("ernic.histogram")
+	m.SetEmptyHistogram().DataPoints().AppendEmpty().SetCount(3)
+
+	m = ms.AppendEmpty()
+	m.SetName("ernic.only.stale")
+	st := m.SetEmptyGauge().DataPoints().AppendEmpty()
+	st.SetFlags(pmetric.DefaultDataPointFlags.WithNoRecordedValue(true))
+	return md
+}
+
+func newTestExporter(t *testing.T) *textExporter {
+	cfg := createDefaultConfig().(*Config)
+	cfg.NetAddr.Endpoint = "127.0.0.1:0"
+	return newExporter(exportertest.NewNopSettings(metadata.Type), cfg)
+}
+
+func get(t *testing.T, e *textExporter, gz bool) (string, *http.Response) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	if gz {
+		req.Header.Set("Accept-Encoding", "br;q=1.0, gzip;q=0.8")
+	}
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, req)
+	resp := rec.Result()
+	body := resp.Body
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(body)
+		require.NoError(t, err)
+		body = zr
+	}
+	b, err := io.ReadAll(body)
+	require.NoError(t, err)
+	return string(b), resp
+}
+
+const want = `# HELP ernic_instance_uptime_seconds 
+# TYPE ernic_instance_uptime_seconds gauge
+ernic_instance_uptime_seconds{n="0",bad="a\uFFFDb"} 12.5
+ernic_instance_uptime_seconds{n="1",bad="a\uFFFDb"} NaN
+ernic_instance_uptime_seconds{n="2",bad="a\uFFFDb"} +Inf
+ernic_instance_uptime_seconds{n="3",bad="a\uFFFDb"} 1e+21
+# TYPE ernic_qp_count gauge
+ernic_qp_count 4
+# HELP ernic_rdma_bytes_sent_total RDMA payload bytes sent.\nSecond line, with a \\.
+# TYPE ernic_rdma_bytes_sent_total counter
+ernic_rdma_bytes_sent_total{ernic_id="2",role="wor\"ker\n"} 9007199254740993
+`
+
+func TestTextFormat(t *testing.T) {
+	e := newTestExporter(t)
+	require.NoError(t, e.ConsumeMetrics(context.Background(), batch("", 1<<53+1)))
+	got, resp := get(t, e, false)
+	assert.Equal(t, "text/plain; version=0.0.4; charset=utf-8", resp.Header.Get("Content-Type"))
+	exp := strings.ReplaceAll(want, `\uFFFD`, "\uFFFD")
+	exp = strings.Replace(exp, "# HELP ernic_instance_uptime_seconds \n", "", 1)
+	assert.Equal(t, exp, got)
+
+	// Prometheus' own parser reads it, the integer above 2^53 too.
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(got))
+	require.NoError(t, err)
+	assert.Len(t, fams, 3)
+	c := fams["ernic_rdma_bytes_sent_total"]
+	require.NotNil(t, c)
+	assert.Equal(t, float64(1<<53+1), c.Metric[0].GetCounter().GetValue())
+
+	gzipped, resp := get(t, e, true)
+	assert.Equal(t, "gzip", resp.Header.Get("Content-Encoding"))
+	assert.Equal(t, got, gzipped)
+}
+
+// The latest batch of a resource replaces the one before; another resource
+// is served beside it; a resource whose batches stop goes after
+// metric_expiration.
+func TestLatestBatchPerResource(t *testing.T) {
+	e := newTestExporter(t)
+	now := time.Unix(1_700_000_000, 0)
+	e.now = func() time.Time { return now }
+	ctx := context.Background()
+	require.NoError(t, e.ConsumeMetrics(ctx, batch("a", 1)))
+	require.NoError(t, e.ConsumeMetrics(ctx, batch("b", 20)))
+	now = now.Add(40 * time.Second)
+	require.NoError(t, e.ConsumeMetrics(ctx, batch("a", 2)))
+	values := func() []string {
+		got, _ := get(t, e, false)
+		var out []string
+		for _, l := range strings.Split(got, "\n") {
+			if strings.HasPrefix(l, "ernic_rdma_bytes_sent_total") {
+				out = append(out, l[strings.LastIndexByte(l, ' ')+1:])
+			}
+		}
+		return out
+	}
+	assert.Equal(t, []string{"20", "2"}, values(), "b, then a's latest (oldest resource first)")
+	now = now.Add(30 * time.Second) // b is 70s old, a 30s
+	assert.Equal(t, []string{"2"}, values())
+	got, _ := get(t, e, false)
+	assert.Equal(t, 1, strings.Count(got, "# TYPE ernic_rdma_bytes_sent_total"), "one family header for all resources")
+}
+
+func TestEscaping(t *testing.T) {
+	for in, out := range map[string]string{
+		"plain":   "plain",
+		`a\b`:     `a\\b`,
+		"a\nb":    `a\nb`,
+		`"q"`:     `\"q\"`,
+		"x\xffy":  "x\uFFFDy",
+		"":        "",
+		"ünï\\\n": `ünï\\\n`,
+	} {
+		assert.Equal(t, out, string(appendEscaped(nil, in, true)), "%q", in)
+	}
+	assert.Equal(t, `say "hi"\n`, string(appendEscaped(nil, "say \"hi\"\n", false)), "HELP keeps quotes")
+}
+
+// The endpoint serves /metrics only.
+func TestEndpointPaths(t *testing.T) {
+	e := newTestExporter(t)
+	require.NoError(t, e.Start(context.Background(), componenttest.NewNopHost()))
+	defer func() { require.NoError(t, e.Shutdown(context.Background())) }()
+	require.NoError(t, e.ConsumeMetrics(context.Background(), batch("", 5)))
+	base := "http://" + e.addr.String()
+	for path, code := range map[string]int{"/metrics": 200, "/": 404, "/metrics/x": 404, "/debug/pprof/": 404} {
+		resp, err := http.Get(base + path)
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, code, resp.StatusCode, path)
+		if code == 200 {
+			assert.Contains(t, string(b), "ernic_rdma_bytes_sent_total")
+		}
+	}
+}
+
+func BenchmarkWrite(b *testing.B) {
+	md := pmetric.NewMetrics()
+	ms := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics()
+	m := ms.AppendEmpty()
+	m.SetName("ernic.qp.bytes.sent")
+	m.SetUnit("By")
+	s := m.SetEmptySum()
+	s.SetIsMonotonic(true)
+	s.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	for i := range 100_000 {
+		dp := s.DataPoints().AppendEmpty()
+		dp.SetIntValue(int64(i) * 1234567)
+		dp.Attributes().PutStr("ernic.id", "12")
+		dp.Attributes().PutStr("role", "worker")
+		dp.Attributes().PutStr("qp", "1023")
+	}
+	n := newNamer()
+	fams := n.families([]pmetric.ResourceMetrics{md.ResourceMetrics().At(0)})
+	w := bufio.NewWriterSize(io.Discard, 64<<10)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		_ = n.writeFamilies(w, fams)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100_000, "ns/series")
+}

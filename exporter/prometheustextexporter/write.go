@@ -1,0 +1,252 @@
+package prometheustextexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/prometheustextexporter"
+
+import (
+	"bufio"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/prometheus/otlptranslator"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+// family is one Prometheus metric family of a GET: its translated name,
+// HELP and TYPE, and the metrics of the kept batches that make it up.
+type family struct {
+	name, help, typ string
+	metrics         []pmetric.Metric
+}
+
+// namer translates OTel names to Prometheus names and remembers them: the
+// same few metric and attribute names come in every batch.
+type namer struct {
+	mu      sync.Mutex
+	metric  otlptranslator.MetricNamer
+	label   otlptranslator.LabelNamer
+	metrics map[otlptranslator.Metric]string
+	labels  map[string]string
+}
+
+func newNamer() *namer {
+	return &namer{
+		metric:  otlptranslator.NewMetricNamer("", otlptranslator.UnderscoreEscapingWithSuffixes),
+		label:   otlptranslator.LabelNamer{},
+		metrics: map[otlptranslator.Metric]string{},
+		labels:  map[string]string{},
+	}
+}
+
+// family returns the family name and TYPE of m; ok is false for the types
+// the text format does not carry here (histograms, summaries) and for names
+// that cannot be translated.
+func (n *namer) family(m pmetric.Metric) (name, typ string, ok bool) {
+	key := otlptranslator.Metric{Name: m.Name(), Unit: m.Unit()}
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		key.Type, typ = otlptranslator.MetricTypeGauge, "gauge"
+	case pmetric.MetricTypeSum:
+		if m.Sum().IsMonotonic() && m.Sum().AggregationTemporality() == pmetric.AggregationTemporalityCumulative {
+			key.Type, typ = otlptranslator.MetricTypeMonotonicCounter, "counter"
+		} else if m.Sum().AggregationTemporality() == pmetric.AggregationTemporalityCumulative {
+			key.Type, typ = otlptranslator.MetricTypeNonMonotonicCounter, "gauge"
+		} else {
+			return "", "", false // a delta sum has no Prometheus equivalent
+		}
+	default:
+		return "", "", false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	name, ok = n.metrics[key]
+	if !ok {
+		var err error
+		if name, err = n.metric.Build(key); err != nil {
+			name = ""
+		}
+		n.metrics[key] = name
+	}
+	return name, typ, name != ""
+}
+
+// labelNames returns the label name of every attribute key of the family's
+// points, in one map for the whole family.
+func (n *namer) labelName(key string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	l, ok := n.labels[key]
+	if !ok {
+		var err error
+		if l, err = n.label.Build(key); err != nil {
+			l = ""
+		}
+		n.labels[key] = l
+	}
+	return l
+}
+
+// families groups the metrics of rms into families, sorted by name.
+func (n *namer) families(rms []pmetric.ResourceMetrics) []*family {
+	byName := map[string]*family{}
+	for _, rm := range rms {
+		sms := rm.ScopeMetrics()
+		for i := range sms.Len() {
+			ms := sms.At(i).Metrics()
+			for j := range ms.Len() {
+				m := ms.At(j)
+				name, typ, ok := n.family(m)
+				if !ok {
+					continue
+				}
+				f := byName[name]
+				if f == nil {
+					f = &family{name: name, help: m.Description(), typ: typ}
+					byName[name] = f
+				}
+				f.metrics = append(f.metrics, m)
+			}
+		}
+	}
+	out := make([]*family, 0, len(byName))
+	for _, f := range byName {
+		out = append(out, f)
+	}
+	slices.SortFunc(out, func(a, b *family) int { return strings.Compare(a.name, b.name) })
+	return out
+}
+
+// writeFamilies writes fams in the text format 0.0.4. Points without a
+// recorded value and points without a value are left out; a family left
+// with no point is left out whole.
+func (n *namer) writeFamilies(w *bufio.Writer, fams []*family) error {
+	labels := map[string]string{} // attribute key -> label name, for this GET
+	for _, f := range fams {
+		header := false
+		for _, m := range f.metrics {
+			var dps pmetric.NumberDataPointSlice
+			if m.Type() == pmetric.MetricTypeGauge {
+				dps = m.Gauge().DataPoints()
+			} else {
+				dps = m.Sum().DataPoints()
+			}
+			for i := range dps.Len() {
+				dp := dps.At(i)
+				if dp.Flags().NoRecordedValue() || dp.ValueType() == pmetric.NumberDataPointValueTypeEmpty {
+					continue
+				}
+				if !header {
+					writeHeader(w, f)
+					header = true
+				}
+				b := w.AvailableBuffer()
+				b = append(b, f.name...)
+				b = n.appendLabels(b, dp.Attributes(), labels)
+				b = append(b, ' ')
+				b = appendValue(b, dp)
+				b = append(b, '\n')
+				if _, err := w.Write(b); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return w.Flush()
+}
+
+func writeHeader(w *bufio.Writer, f *family) {
+	b := w.AvailableBuffer()
+	if f.help != "" {
+		b = append(b, "# HELP "...)
+		b = append(b, f.name...)
+		b = append(b, ' ')
+		b = appendEscaped(b, f.help, false)
+		b = append(b, '\n')
+	}
+	b = append(b, "# TYPE "...)
+	b = append(b, f.name...)
+	b = append(b, ' ')
+	b = append(b, f.typ...)
+	b = append(b, '\n')
+	_, _ = w.Write(b)
+}
+
+// appendLabels appends {name="value",...} for the attributes, in their order.
+// An attribute whose key cannot be a label name is left out.
+func (n *namer) appendLabels(b []byte, attrs pcommon.Map, cache map[string]string) []byte {
+	if attrs.Len() == 0 {
+		return b
+	}
+	b = append(b, '{')
+	first := true
+	for k, v := range attrs.All() {
+		name, ok := cache[k]
+		if !ok {
+			name = n.labelName(k)
+			cache[k] = name
+		}
+		if name == "" {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, name...)
+		b = append(b, '=', '"')
+		if v.Type() == pcommon.ValueTypeStr {
+			b = appendEscaped(b, v.Str(), true)
+		} else {
+			b = appendEscaped(b, v.AsString(), true)
+		}
+		b = append(b, '"')
+	}
+	return append(b, '}')
+}
+
+// appendEscaped appends s escaped for a label value (quote) or a HELP text:
+// backslash, line feed and, in a label value, the double quote. Invalid
+// UTF-8 becomes U+FFFD, which a Prometheus server would otherwise refuse.
+func appendEscaped(b []byte, s string, quote bool) []byte {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	start := 0
+	for i := 0; i < len(s); i++ {
+		var esc string
+		switch c := s[i]; {
+		case c == '\\':
+			esc = `\\`
+		case c == '\n':
+			esc = `\n`
+		case c == '"' && quote:
+			esc = `\"`
+		default:
+			continue
+		}
+		b = append(b, s[start:i]...)
+		b = append(b, esc...)
+		start = i + 1
+	}
+	return append(b, s[start:]...)
+}
+
+// appendValue appends the point's value: an integer as it is, a float in
+// the shortest form that reads back the same, and NaN, +Inf, -Inf.
+func appendValue(b []byte, dp pmetric.NumberDataPoint) []byte {
+	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+		return strconv.AppendInt(b, dp.IntValue(), 10)
+	}
+	f := dp.DoubleValue()
+	switch {
+	case math.IsNaN(f):
+		return append(b, "NaN"...)
+	case math.IsInf(f, 1):
+		return append(b, "+Inf"...)
+	case math.IsInf(f, -1):
+		return append(b, "-Inf"...)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 64)
+}
