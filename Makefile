@@ -156,12 +156,33 @@ bench:
 	$(GO) test -run '^$$' -bench 'Floor|Parse|Unchanged|Scrape' -benchmem -benchtime $(BENCHTIME) -count $(BENCH_COUNT) ./receiver/ernicreceiver | tee bench.out
 	$(GO) run ./cmd/benchtable < bench.out
 
-# bench-e2e: CPU seconds per minute and peak/steady RSS of the collector on
-# the simulator at 16x64 (1 s) and 64x1024 (5 s) (scripts/bench-e2e.sh;
-# DURATION=180 seconds each by default).
-.PHONY: bench-e2e
+# bench-e2e: CPU seconds per minute, RSS and GET time of the collector for
+# each size and shipped pipeline (pull, remote write into Prometheus, OTLP
+# into a second collector), next to the legacy exporter's reference figures
+# (scripts/bench-e2e.sh: SIZES, PIPELINES, DURATION, WARMUP).
+.PHONY: bench-e2e bench-e2e-pprof otelcol-pprof
 bench-e2e: otelcol sim
 	OTELCOL=$(OTELCOL) SIM=$(SIM) scripts/bench-e2e.sh
+
+# otelcol-pprof: a build variant of the distribution with contrib's pprof
+# extension, for profiling only (no shipped config uses it); the manifest is
+# builder-config.yaml plus the extension, written to build/.
+OTELCOL_PPROF := build/otelcol-ernic-pprof/otelcol-ernic-pprof
+otelcol-pprof: $(OTELCOL_PPROF)
+
+$(OTELCOL_PPROF): $(OTELCOL_INPUTS) | $(BUILDER)
+	mkdir -p build
+	sed -e 's|^  name: otelcol-ernic$$|  name: otelcol-ernic-pprof|' \
+		-e 's|build/otelcol-ernic$$|build/otelcol-ernic-pprof|' \
+		-e 's|^extensions:$$|extensions:\n  - gomod: github.com/open-telemetry/opentelemetry-collector-contrib/extension/pprofextension v0.165.1|' \
+		builder-config.yaml >build/builder-config-pprof.yaml
+	$(BUILDER) --config build/builder-config-pprof.yaml
+	touch $@
+
+# bench-e2e-pprof: bench-e2e on the pprof build variant, saving a CPU and a
+# heap profile of each run under build/bench-e2e/ (PPROF: the port).
+bench-e2e-pprof: otelcol-pprof sim
+	OTELCOL=$(OTELCOL_PPROF) SIM=$(SIM) PPROF=$${PPROF:-19877} scripts/bench-e2e.sh
 
 # clean: remove the builder, the simulator and the generated distribution.
 clean:

@@ -1,55 +1,67 @@
 #!/usr/bin/env bash
-# End-to-end cost of otelcol-ernic (`make bench-e2e`): the collector with
-# config/local.yaml's pipeline runs on ernic-sim at 16x64 (1 s scrapes) and
-# 64x1024 (5 s scrapes), instances x QPs, for DURATION seconds each after a
-# WARMUP. 16x64 runs with the config's memory limit (256 MiB); 64x1024, over
-# half a million series, with ERNIC_MEMORY_LIMIT_MIB=3584, as the README's
-# sizing rule asks (at 256 MiB the limiter refuses nearly every scrape). The
-# script samples the collector's /proc every second and prints
-# CPU seconds per minute, peak and steady (median of the second half)
-# resident memory, the series served and how long one GET /metrics took
-# (a Prometheus scrape_timeout must be longer), and the points the
-# collector lost over the whole run (its own refused/failed/dropped
-# counters, listed on stderr: the memory limiter refusing data shows here).
+# End-to-end cost of otelcol-ernic (`make bench-e2e`), side by side with the
+# legacy Python exporter's reference figures (issue 11: measured elsewhere
+# on a 2-vCPU machine, same run directories, GETs every 5 s).
 #
-# Environment: OTELCOL, SIM (binaries; set by the Makefile), DURATION
-# (default 180), WARMUP (default 30), BENCH_PORT (default 19840; it and the
-# next two ports must be free on 127.0.0.1).
+# For each size (instances x QPs, SIZES) and each shipped pipeline
+# (PIPELINES):
+#   pull  config/local.yaml, a GET /metrics every 5 s, as Prometheus would;
+#   prw   config/prometheus-remote-write.yaml into a real Prometheus (the
+#         `prometheus` on PATH or PROMETHEUS_BIN; Debian's 2.42 is enough);
+#   otlp  config/otlp.yaml into a second otelcol-ernic (an OTLP receiver
+#         with its default 4 MiB message limit, a debug exporter);
+# the collector runs on ernic-sim's run directory, written 6 times a second
+# apart (every QP exists from the fourth) and then left alone (the legacy
+# figures are of static files; SIM_WRITES=0 rewrites them every second as
+# rocm-ernic does), with 5 s scrapes and the
+# memory limit raised (ERNIC_MEMORY_LIMIT_MIB=4096) so that nothing is
+# refused. After WARMUP seconds the script samples the collector's /proc
+# every second for DURATION seconds and prints per run: the series, CPU
+# seconds per minute, peak and steady (median of the second half) RSS,
+# KiB per series (steady RSS above an idle collector's, per series), the
+# median and the longest GET (pull only), and the points the collector lost
+# (its own refused/failed/dropped counters, listed on stderr).
+#
+# Environment: OTELCOL, SIM (binaries; set by the Makefile), SIZES (default
+# "16x64 64x256 16x1024 64x1024"), PIPELINES (default "pull prw otlp"),
+# DURATION (default 120), WARMUP (default 30), SIM_WRITES (default 6),
+# BENCH_PORT (default 19840; it and the next four ports must be free on
+# 127.0.0.1), PPROF (a port: the collector gets contrib's pprof extension
+# there, and a 30 s CPU profile and a heap profile of each run are saved to
+# build/bench-e2e/<size>-<pipeline>.{cpu,heap}.pprof; needs the build
+# variant with the extension: `make bench-e2e-pprof` sets OTELCOL to it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 otelcol=${OTELCOL:-build/otelcol-ernic/otelcol-ernic}
 sim=${SIM:-bin/ernic-sim}
-duration=${DURATION:-180}
+sizes=${SIZES:-16x64 64x256 16x1024 64x1024}
+pipelines=${PIPELINES:-pull prw otlp}
+duration=${DURATION:-120}
 warmup=${WARMUP:-30}
+sim_writes=${SIM_WRITES:-6}
+port=${BENCH_PORT:-19840}
 hz=$(getconf CLK_TCK)
+prometheus=${PROMETHEUS_BIN:-prometheus}
+mkdir -p build/bench-e2e
 
-# cpu_ticks PID: utime + stime of the process, in clock ticks.
+# Legacy exporter reference: CPU s/min, steady RSS MiB, GET s (issue 11).
+legacy() {
+	case $1 in
+	16x64) echo "0.68 29 0.043" ;;
+	64x256) echo "9.62 97 0.79" ;;
+	64x1024) echo "41.6 265 3.5" ;;
+	*) echo "- - -" ;;
+	esac
+}
+
 cpu_ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+median() { sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print 0 }'; }
 
-run() {
-	local instances=$1 qps=$2 interval=$3 limit=$4
-	local dir port hport tport override sim_pid col_pid
-	dir=$(mktemp -d "${TMPDIR:-/tmp}/ernic-bench.XXXXXX")
-	port=${BENCH_PORT:-19840}
-	hport=$((port + 1))
-	tport=$((port + 2))
-	override=$dir.yaml
-	cat >"$override" <<YAML
-receivers:
-  ernic:
-    collection_interval: $interval
-    max_qps_per_instance: 0
-exporters:
-  prometheus:
-    endpoint: 127.0.0.1:$port
-extensions:
-  health_check:
-    endpoint: 127.0.0.1:$hport
+# telemetry PORT: the collector's own metrics on a loopback pull reader.
+telemetry() {
+	cat <<YAML
 service:
-  pipelines:
-    metrics:
-      exporters: [prometheus]
   telemetry:
     metrics:
       level: normal
@@ -58,44 +70,142 @@ service:
             exporter:
               prometheus:
                 host: 127.0.0.1
-                port: $tport
+                port: $1
 YAML
-	"$sim" -run-dir "$dir" -instances "$instances" -qps "$qps" -interval 1s >/dev/null &
+}
+
+# idle_rss: RSS of the collector on an empty run directory (local.yaml).
+idle_rss() {
+	local dir over pid r
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/ernic-idle.XXXXXX")
+	over=$dir/over.yaml
+	printf 'exporters:\n  prometheus_text:\n    endpoint: 127.0.0.1:%d\nextensions:\n  health_check:\n    endpoint: 127.0.0.1:%d\n' "$port" $((port + 1)) >"$over"
+	ERNIC_RUN_DIR=$dir/run "$otelcol" --config config/local.yaml --config "$over" >"$dir/log" 2>&1 &
+	pid=$!
+	sleep 10
+	r=$(rss_kib "$pid")
+	kill "$pid"
+	wait "$pid" 2>/dev/null || true
+	rm -rf "$dir"
+	echo "$r"
+}
+
+# run SIZE PIPELINE: one measurement; prints a table row.
+run() {
+	local size=$1 pipe=$2 instances=${1%x*} qps=${1#*x}
+	local dir col_pid sim_pid extra_pid="" tport=$((port + 2)) get_pid=""
+	dir=$(mktemp -d "${TMPDIR:-/tmp}/ernic-bench.XXXXXX")
+	trap 'kill $col_pid $sim_pid $extra_pid $get_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' RETURN
+	"$sim" -run-dir "$dir/run" -instances "$instances" -qps "$qps" -writes "$sim_writes" >/dev/null 2>&1 &
 	sim_pid=$!
-	ERNIC_RUN_DIR=$dir ERNIC_MEMORY_LIMIT_MIB=$limit "$otelcol" --config config/local.yaml --config "$override" >"$dir.log" 2>&1 &
+	sleep 7
+	{
+		printf 'receivers:\n  ernic:\n    collection_interval: 5s\n    max_qps_per_instance: 0\n'
+		telemetry "$tport"
+	} >"$dir/common.yaml"
+	local configs=(--config "$dir/common.yaml") env=(ERNIC_RUN_DIR="$dir/run" ERNIC_MEMORY_LIMIT_MIB=4096 ERNIC_STATE_DIR="$dir/state")
+	case $pipe in
+	pull)
+		printf 'exporters:\n  prometheus_text:\n    endpoint: 127.0.0.1:%d\nextensions:\n  health_check:\n    endpoint: 127.0.0.1:%d\n' "$port" $((port + 1)) >"$dir/pipe.yaml"
+		configs=(--config config/local.yaml "${configs[@]}" --config "$dir/pipe.yaml")
+		;;
+	prw)
+		mkdir -p "$dir/prom"
+		printf 'global:\n  scrape_interval: 1h\nscrape_configs: []\n' >"$dir/prom.yml"
+		"$prometheus" --config.file="$dir/prom.yml" --storage.tsdb.path="$dir/prom" --web.listen-address=127.0.0.1:$((port + 3)) \
+			--web.enable-remote-write-receiver >"$dir/prom.log" 2>&1 &
+		extra_pid=$!
+		sleep 3
+		configs=(--config config/prometheus-remote-write.yaml "${configs[@]}")
+		env+=(ERNIC_REMOTE_WRITE_URL=http://127.0.0.1:$((port + 3))/api/v1/write)
+		;;
+	otlp)
+		printf 'receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:%d\nexporters:\n  debug:\n    verbosity: basic\nservice:\n  pipelines:\n    metrics:\n      receivers: [otlp]\n      exporters: [debug]\n  telemetry:\n    metrics:\n      level: none\n' $((port + 3)) >"$dir/second.yaml"
+		"$otelcol" --config "$dir/second.yaml" >"$dir/second.log" 2>&1 &
+		extra_pid=$!
+		sleep 2
+		printf 'exporters:\n  otlp_grpc:\n    tls:\n      insecure: true\n' >"$dir/pipe.yaml"
+		configs=(--config config/otlp.yaml "${configs[@]}" --config "$dir/pipe.yaml")
+		env+=(ERNIC_OTLP_ENDPOINT=127.0.0.1:$((port + 3)))
+		;;
+	esac
+	if [[ -n ${PPROF:-} ]]; then
+		local exts=health_check
+		[[ $pipe == pull ]] || exts=file_storage/queue
+		printf 'extensions:\n  pprof:\n    endpoint: 127.0.0.1:%d\nservice:\n  extensions: [%s, pprof]\n' "$PPROF" "$exts" >"$dir/pprof.yaml"
+		configs+=(--config "$dir/pprof.yaml")
+	fi
+	env "${env[@]}" "$otelcol" "${configs[@]}" >"$dir/col.log" 2>&1 &
 	col_pid=$!
-	trap 'kill $col_pid $sim_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$dir" "$dir.yaml" "$dir.log" "$dir.lost" "$dir.metrics"' RETURN
+	if [[ $pipe == pull ]]; then
+		# A GET every 5 s, as a Prometheus scrape: its time in gets.
+		(
+			while sleep 5; do
+				curl -s --max-time 60 -o /dev/null -w '%{time_total}\n' "127.0.0.1:$port/metrics" >>"$dir/gets" || true
+			done
+		) &
+		get_pid=$!
+	fi
 	sleep "$warmup"
-	local t0 c0 peak=0 samples=()
+	: >"$dir/gets"
+	if [[ -n ${PPROF:-} ]]; then
+		curl -s -o "build/bench-e2e/$size-$pipe.cpu.pprof" "127.0.0.1:$PPROF/debug/pprof/profile?seconds=30" &
+	fi
+	local t0 c0 peak=0 samples=() i r
 	t0=$(date +%s.%N)
 	c0=$(cpu_ticks "$col_pid")
 	for ((i = 0; i < duration; i++)); do
 		sleep 1
-		local r
 		r=$(rss_kib "$col_pid")
 		samples+=("$r")
 		((r > peak)) && peak=$r
 	done
-	local c1 t1 series
+	local c1 t1 steady series get_med=- get_max=- lost
 	c1=$(cpu_ticks "$col_pid")
 	t1=$(date +%s.%N)
-	# One GET /metrics, as a Prometheus scrape would: its time and series.
-	local get
-	get=$(curl -s --max-time 300 -o "$dir.metrics" -w '%{time_total}' "127.0.0.1:$port/metrics" || true)
-	series=$(grep -c '^ernic_' "$dir.metrics" || true)
-	# The collector's own counters of points refused, failed or dropped.
-	local lost
-	curl -s "127.0.0.1:$tport/metrics" | grep -E '^otelcol_[a-z_]*(refused|failed|dropped|errored)[a-z_]*points' >"$dir.lost" || true
-	lost=$(awk '{ n += $NF } END { printf "%d", n }' "$dir.lost")
-	awk -v size="${instances}x${qps}" '$NF > 0 { print "  " size " lost: " $0 }' "$dir.lost" >&2
-	local steady
-	steady=$(printf '%s\n' "${samples[@]:$((duration / 2))}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
-	awk -v size="${instances}x${qps}" -v iv="$interval" -v c0="$c0" -v c1="$c1" -v hz="$hz" \
-		-v t0="$t0" -v t1="$t1" -v peak="$peak" -v steady="$steady" -v series="$series" -v lost="$lost" -v limit="$limit" -v get="${get:-0}" 'BEGIN {
-		printf "%-9s %-8s %9d %16.2f %14.1f %16.1f %10d %12d %14.2f\n", size, iv, limit, (c1 - c0) / hz / ((t1 - t0) / 60), peak / 1024, steady / 1024, series, lost, get
+	steady=$(printf '%s\n' "${samples[@]:$((duration / 2))}" | median)
+	curl -s "127.0.0.1:$tport/metrics" >"$dir/telemetry"
+	if [[ -n ${PPROF:-} ]]; then
+		curl -s -o "build/bench-e2e/$size-$pipe.heap.pprof" "127.0.0.1:$PPROF/debug/pprof/heap"
+	fi
+	if [[ $pipe == pull ]]; then
+		series=$(curl -s --max-time 60 "127.0.0.1:$port/metrics" | grep -c '^ernic_' || true)
+		series_of[$size]=$series
+		get_med=$(median <"$dir/gets")
+		get_max=$(sort -n "$dir/gets" | tail -1)
+	else
+		# The pull run's count; without one, the points the receiver
+		# accepted per 5 s since the start (an estimate).
+		series=${series_of[$size]:-$(awk -v s="$(echo "$t1 - $t0 + $warmup + 2" | bc -l)" \
+			'/^otelcol_receiver_accepted_metric_points/ { p += $NF } END { printf "%d", p / (s / 5) }' "$dir/telemetry")}
+	fi
+	grep -E '^otelcol_[a-z_]*(refused|failed|dropped|errored)[a-z_]*points' "$dir/telemetry" >"$dir/lost" || true
+	lost=$(awk '{ n += $NF } END { printf "%d", n }' "$dir/lost")
+	awk -v w="$size $pipe" '$NF > 0 { print "  " w " lost: " $0 }' "$dir/lost" >&2
+	grep -E 'Dropping data|Rejecting data|Refusing data|rejected by the endpoint|dropped the oldest' "$dir/col.log" | head -3 | sed "s/^/  $size $pipe log: /" >&2 || true
+	read -r l_cpu l_rss l_get <<<"$(legacy "$size")"
+	awk -v size="$size" -v pipe="$pipe" -v c0="$c0" -v c1="$c1" -v hz="$hz" -v t0="$t0" -v t1="$t1" \
+		-v peak="$peak" -v steady="$steady" -v idle="$idle" -v series="$series" -v lost="$lost" \
+		-v gmed="$get_med" -v gmax="$get_max" -v lcpu="$l_cpu" -v lrss="$l_rss" -v lget="$l_get" 'BEGIN {
+		cpu = (c1 - c0) / hz / ((t1 - t0) / 60)
+		ratio = (lcpu == "-") ? "-" : sprintf("%.2f", cpu / lcpu)
+		rratio = (lrss == "-") ? "-" : sprintf("%.2f", steady / 1024 / lrss)
+		kps = (series > 0) ? sprintf("%.2f", (steady - idle) / series) : "-"
+		gm = (gmed == "-") ? "-" : sprintf("%.3f", gmed)
+		gx = (gmax == "-") ? "-" : sprintf("%.3f", gmax)
+		printf "| %s | %s | %d | %.2f | %s | %s | %.1f | %.1f | %s | %s | %s | %s | %s | %s | %d |\n",
+			size, pipe, series, cpu, lcpu, ratio, peak / 1024, steady / 1024, lrss, rratio, kps, gm, gx, lget, lost
 	}'
 }
 
-printf '%-9s %-8s %9s %16s %14s %16s %10s %12s %14s\n' size interval "limit MiB" "CPU s/min" "peak RSS MiB" "steady RSS MiB" series "lost points" "GET /metrics s"
-run 16 64 1s 256
-run 64 1024 5s 3584
+declare -A series_of
+idle=$(idle_rss)
+printf 'idle collector RSS: %.1f MiB; sim files %s; %d s after %d s warm-up per run\n\n' "$(echo "$idle / 1024" | bc -l)" \
+	"$([[ $sim_writes -gt 0 ]] && echo "static after $sim_writes writes" || echo "rewritten every second")" "$duration" "$warmup"
+echo "| size | pipeline | series | CPU s/min | legacy CPU s/min | CPU / legacy | peak RSS MiB | steady RSS MiB | legacy RSS MiB | RSS / legacy | KiB/series | GET median s | GET max s | legacy GET s | lost points |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+for size in $sizes; do
+	for pipe in $pipelines; do
+		run "$size" "$pipe"
+	done
+done

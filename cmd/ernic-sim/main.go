@@ -60,6 +60,7 @@ func run() int {
 	interval := fs.Duration("interval", time.Second, "time between two stats writes")
 	lif := fs.Bool("lif", true, `print the "LIF Statistics:" block`)
 	seed := fs.Int64("seed", 1, "seed of the simulated counters")
+	writes := fs.Int("writes", 0, "stop rewriting the files after this many writes (0: never): a static run directory")
 	chaos := fs.Bool("chaos", false, "inject faults (internal/sim/chaos.go)")
 	chaosLog := fs.String("chaos-log", "", "with -chaos: write faults, restarts and every complete write as JSON lines to this file")
 	chaosEvery := fs.Duration("chaos-every", 3*time.Second, "with -chaos: time between two faults (torn writes come every second besides)")
@@ -89,6 +90,7 @@ func run() int {
 		Interval:  *interval,
 		LIF:       *lif,
 		Seed:      *seed,
+		Writes:    *writes,
 	}
 	simCtx := ctx
 	if *chaos {

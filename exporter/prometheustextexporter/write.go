@@ -118,45 +118,98 @@ func (n *namer) families(rms []pmetric.ResourceMetrics) []*family {
 	return out
 }
 
-// writeFamilies writes fams in the text format 0.0.4. Points without a
-// recorded value and points without a value are left out; a family left
-// with no point is left out whole.
-func (n *namer) writeFamilies(w *bufio.Writer, fams []*family) error {
-	labels := map[string]string{} // attribute key -> label name, for this GET
+// rendered is one resource's batch in the text format: its families'
+// series lines, one after the other in buf, without HELP and TYPE (a family
+// of several resources gets them once per GET).
+type rendered struct {
+	fams []renderedFamily
+	buf  []byte
+}
+
+// renderedFamily is a family's name, HELP, TYPE and its lines buf[start:end].
+type renderedFamily struct {
+	name, help, typ string
+	start, end      int
+}
+
+// render writes the series lines of rm's families. Points without a
+// recorded value (staleness markers) and points without a value are left
+// out; a family left with no line is left out whole.
+func (n *namer) render(rm pmetric.ResourceMetrics) *rendered {
+	fams := n.families([]pmetric.ResourceMetrics{rm})
+	out := &rendered{fams: make([]renderedFamily, 0, len(fams))}
+	labels := map[string]string{} // attribute key -> label name, for this batch
+	points := 0
 	for _, f := range fams {
-		header := false
 		for _, m := range f.metrics {
-			var dps pmetric.NumberDataPointSlice
-			if m.Type() == pmetric.MetricTypeGauge {
-				dps = m.Gauge().DataPoints()
-			} else {
-				dps = m.Sum().DataPoints()
-			}
+			points += numberPoints(m).Len()
+		}
+	}
+	b := make([]byte, 0, points*96)
+	for _, f := range fams {
+		start := len(b)
+		for _, m := range f.metrics {
+			dps := numberPoints(m)
 			for i := range dps.Len() {
 				dp := dps.At(i)
 				if dp.Flags().NoRecordedValue() || dp.ValueType() == pmetric.NumberDataPointValueTypeEmpty {
 					continue
 				}
-				if !header {
-					writeHeader(w, f)
-					header = true
-				}
-				b := w.AvailableBuffer()
 				b = append(b, f.name...)
 				b = n.appendLabels(b, dp.Attributes(), labels)
 				b = append(b, ' ')
 				b = appendValue(b, dp)
 				b = append(b, '\n')
-				if _, err := w.Write(b); err != nil {
-					return err
-				}
+			}
+		}
+		if len(b) > start {
+			out.fams = append(out.fams, renderedFamily{name: f.name, help: f.help, typ: f.typ, start: start, end: len(b)})
+		}
+	}
+	out.buf = b
+	return out
+}
+
+func numberPoints(m pmetric.Metric) pmetric.NumberDataPointSlice {
+	if m.Type() == pmetric.MetricTypeGauge {
+		return m.Gauge().DataPoints()
+	}
+	return m.Sum().DataPoints()
+}
+
+// write writes the rendered batches in the text format 0.0.4: families in
+// name order, each with its HELP and TYPE once and the lines of every batch
+// that has it, in the order of rs.
+func write(w *bufio.Writer, rs []*rendered) error {
+	type part struct {
+		r *rendered
+		f *renderedFamily
+	}
+	byName := map[string][]part{}
+	var names []string
+	for _, r := range rs {
+		for i := range r.fams {
+			f := &r.fams[i]
+			if _, ok := byName[f.name]; !ok {
+				names = append(names, f.name)
+			}
+			byName[f.name] = append(byName[f.name], part{r, f})
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		parts := byName[name]
+		writeHeader(w, parts[0].f)
+		for _, p := range parts {
+			if _, err := w.Write(p.r.buf[p.f.start:p.f.end]); err != nil {
+				return err
 			}
 		}
 	}
 	return w.Flush()
 }
 
-func writeHeader(w *bufio.Writer, f *family) {
+func writeHeader(w *bufio.Writer, f *renderedFamily) {
 	b := w.AvailableBuffer()
 	if f.help != "" {
 		b = append(b, "# HELP "...)

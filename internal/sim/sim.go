@@ -74,6 +74,10 @@ type Options struct {
 	// Seed makes counter values, QP handles and reset choices reproducible
 	// (everything but timing, pids and launched_at).
 	Seed int64
+	// Writes, when positive, stops the rewriting after that many ticks:
+	// the files stay as the last tick wrote them and the server processes
+	// live on (a static run directory, for benchmarks). Default (0) never.
+	Writes int
 	// Log, when set, receives one line "wrote <path> write_count=<N>" per
 	// completed stats write (N is the Write count printed in that file), and
 	// lines starting with "error " for failures. Writes to it are serialised.
@@ -268,7 +272,9 @@ func (s *Sim) loop(ctx context.Context) {
 			s.shutdown()
 			return
 		case <-t.C:
-			s.tick()
+			if n := s.tick(); s.o.Writes > 0 && n >= uint64(s.o.Writes) {
+				t.Stop()
+			}
 		}
 	}
 }
@@ -276,11 +282,12 @@ func (s *Sim) loop(ctx context.Context) {
 // tick advances and rewrites every attached instance. Every resetEvery ticks
 // one attached worker (chosen with the seeded generator) gets a device reset:
 // reset_count+1 and "connected (device reset)" for this one write.
-func (s *Sim) tick() {
+// It returns the number of ticks so far.
+func (s *Sim) tick() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
-		return
+		return s.ticks
 	}
 	s.ticks++
 	var reset *inst
@@ -307,6 +314,7 @@ func (s *Sim) tick() {
 		}
 		_ = s.write(in, conn) // logged; the server just tries again next second
 	}
+	return s.ticks
 }
 
 func (in *inst) attached() bool { return in.VM != nil && in.VM.Attached }
