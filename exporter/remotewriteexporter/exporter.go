@@ -38,9 +38,10 @@ type remoteWrite struct {
 	sizer    exporterhelper.RequestSizerType
 	capacity int64
 	// queued is the size (under sizer) of the batches this process put
-	// in the queue and that are not finished yet. Batches restored from an
-	// earlier process are not in it.
-	queued atomic.Int64
+	// in the queue and that are not finished yet. Batches of an earlier
+	// process (ids up to firstID) are not in it.
+	queued  atomic.Int64
+	firstID uint64
 	// failing: the last attempt to send failed, so batches wait in the
 	// queue; cleared by the next accepted request.
 	failing atomic.Bool
@@ -68,6 +69,7 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (*remo
 		drop:      make(chan chan int64),
 		moved:     &movedBatches{},
 		stop:      make(chan struct{}),
+		firstID:   nextID(),
 	}
 	if cfg.QueueConfig.HasValue() {
 		q := cfg.QueueConfig.Get()
@@ -172,7 +174,7 @@ func (e *remoteWrite) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) er
 			return consumererror.NewPermanent(fmt.Errorf("remote_write: a batch of %d (%s) is larger than sending_queue::queue_size %d; raise it", size, e.sizer, e.capacity))
 		}
 		for need := e.queued.Load() + size - e.capacity; need > 0 && e.failing.Load(); {
-			freed, ok := e.dropOldest()
+			freed, ok := e.dropOldest(100 * time.Millisecond)
 			if !ok {
 				break
 			}
@@ -194,7 +196,7 @@ func (e *remoteWrite) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) er
 			// Still waiting for room: the queue also holds batches
 			// this process did not count (restored after a restart).
 			if e.failing.Load() {
-				e.dropOldest()
+				e.dropOldest(100 * time.Millisecond)
 			}
 		case <-e.stop:
 			return errors.New("remote_write: stopping while the queue is full")
@@ -202,12 +204,12 @@ func (e *remoteWrite) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) er
 	}
 }
 
-// dropOldest asks a sender to drop its batch at its next wait before a
-// retry, and returns the size it freed; false when no sender came to a wait
-// within one request's timeout (it is sending).
-func (e *remoteWrite) dropOldest() (int64, bool) {
+// dropOldest asks a sender waiting to retry to drop its batch, and returns
+// the size it freed; false when no sender came to a wait within d (it is
+// sending, or has nothing to send).
+func (e *remoteWrite) dropOldest(d time.Duration) (int64, bool) {
 	ack := make(chan int64, 1)
-	t := time.NewTimer(e.cfg.Timeout + time.Second)
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case e.drop <- ack:
@@ -330,7 +332,7 @@ func (e *remoteWrite) sendFrom(ctx context.Context, req *request) error {
 
 // finish takes a batch out of this process's queue accounting.
 func (e *remoteWrite) finish(req *request) {
-	if !req.restored {
+	if req.id > e.firstID {
 		e.queued.Add(-req.size(e.sizer))
 	}
 }

@@ -26,8 +26,8 @@ type request struct {
 	next int
 	// bytes is the sum of the payloads' lengths.
 	bytes int
-	// restored: read back from a persistent queue written by an earlier
-	// process, so not counted in this process's queue accounting.
+	// restored: read back from a persistent queue (every batch a
+	// persistent queue hands out is).
 	restored bool
 	// id is unique and grows with the time the batch was made; it is
 	// stored with the batch (see movedBatches).

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/golang/snappy"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/prompb"
 
 	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
@@ -153,7 +154,7 @@ func TestRemoteWriteRejectedRequest(t *testing.T) {
 func TestRemoteWriteBufferBound(t *testing.T) {
 	t.Parallel()
 	r := newRemoteWrite(t, sim.Options{Instances: 2, QPs: 2, Interval: 500 * time.Millisecond, Seed: 22})
-	const bound = 40000 // bytes of compressed requests: a few scrapes
+	const bound = 15000 // bytes of compressed requests: about 10 scrapes of this host
 	r.setEnv("ERNIC_BUFFER_MAX_BYTES", fmt.Sprint(bound))
 	c := r.startCollector()
 	ctx := context.Background()
@@ -176,8 +177,10 @@ func TestRemoteWriteBufferBound(t *testing.T) {
 	}
 	raw := rawOf(t, m, sel)
 	var early, late int
+	var offsets []string
 	for _, sp := range raw {
 		at := sp.Timestamp.Time()
+		offsets = append(offsets, fmt.Sprintf("%+.1f", at.Sub(down).Seconds()))
 		switch {
 		case at.After(down.Add(2*time.Second)) && at.Before(down.Add(12*time.Second)):
 			early++
@@ -186,13 +189,28 @@ func TestRemoteWriteBufferBound(t *testing.T) {
 		}
 	}
 	log := c.log.String()
-	t.Logf("outage %v with a bound of %d bytes: queue directory %d bytes, RSS %d KiB at the end of it; samples of %s in the outage's first 10s: %d, in its last 6s: %d",
-		up.Sub(down).Round(time.Millisecond), bound, queueBytes, rss, sel, early, late)
+	t.Logf("outage %v with a bound of %d bytes: queue directory %d bytes, RSS %d KiB at the end of it; samples of %s in the outage's first 10s: %d, in its last 6s: %d; samples at (s from the outage's start): %v",
+		up.Sub(down).Round(time.Millisecond), bound, queueBytes, rss, sel, early, late, offsets)
 	if late < 4 {
 		t.Errorf("the newest scrapes of the outage are missing (%d of the last 6s): the newest must be kept", late)
 	}
 	if early > 0 {
 		t.Errorf("%d samples of the outage's first 10s arrived: the bound (%d bytes) cannot hold 30 scrapes, the oldest must be dropped", early, bound)
+	}
+	// What is kept of the outage is its end, without a hole: the oldest
+	// batches go first, and the pipeline never waits long enough to miss a
+	// scrape.
+	var kept []model.SamplePair
+	for _, sp := range raw {
+		if at := sp.Timestamp.Time(); at.After(down) && at.Before(up) {
+			kept = append(kept, sp)
+		}
+	}
+	if holes := gaps(kept, rwInterval); len(holes) > 0 {
+		t.Errorf("holes in what was kept of the outage: %v", holes)
+	}
+	if len(kept) > 0 && up.Sub(kept[len(kept)-1].Timestamp.Time()) > 2*rwInterval {
+		t.Errorf("the last sample kept of the outage is %v before its end: the newest must be kept", up.Sub(kept[len(kept)-1].Timestamp.Time()))
 	}
 	if !strings.Contains(log, "dropped the oldest batch: queue full") {
 		t.Errorf("no line says that the oldest batches were dropped")

@@ -1,0 +1,174 @@
+package remotewriteexporter
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang/snappy"
+	prw "github.com/open-telemetry/opentelemetry-collector-contrib/pkg/translator/prometheusremotewrite"
+	"github.com/prometheus/prometheus/model/value"
+	"github.com/prometheus/prometheus/prompb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+// receiverLike is a batch shaped like the ernic receiver's: counters and
+// gauges, int and double, QP points with three attributes, an empty
+// attribute value, a staleness marker, two resources (one with service
+// attributes), and what the translation leaves out (a delta sum, a
+// histogram).
+func receiverLike(qps int) pmetric.Metrics {
+	md := pmetric.NewMetrics()
+	ts := pcommon.NewTimestampFromTime(time.Unix(1_700_000_000, 123_000_000))
+	for r := range 2 {
+		rm := md.ResourceMetrics().AppendEmpty()
+		if r == 1 {
+			rm.Resource().Attributes().PutStr("service.name", "otelcol-ernic")
+			rm.Resource().Attributes().PutStr("service.namespace", "gpu")
+			rm.Resource().Attributes().PutStr("service.instance.id", "node-17")
+		}
+		ms := rm.ScopeMetrics().AppendEmpty().Metrics()
+		c := ms.AppendEmpty()
+		c.SetName("ernic.qp.bytes.sent")
+		c.SetUnit("By")
+		sum := c.SetEmptySum()
+		sum.SetIsMonotonic(true)
+		sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+		for q := range qps {
+			dp := sum.DataPoints().AppendEmpty()
+			dp.SetTimestamp(ts)
+			dp.SetIntValue(int64(q*1000 + r))
+			dp.Attributes().PutStr("ernic.id", fmt.Sprint(2+q%4))
+			dp.Attributes().PutStr("role", "worker")
+			dp.Attributes().PutStr("qp", fmt.Sprint(q))
+		}
+		stale := sum.DataPoints().AppendEmpty()
+		stale.SetTimestamp(ts)
+		stale.Attributes().PutStr("ernic.id", "9")
+		stale.SetFlags(pmetric.DefaultDataPointFlags.WithNoRecordedValue(true))
+
+		g := ms.AppendEmpty()
+		g.SetName("ernic.vm.attached")
+		gauge := g.SetEmptyGauge()
+		for i, vm := range []string{"", "train-a"} {
+			dp := gauge.DataPoints().AppendEmpty()
+			dp.SetTimestamp(ts)
+			dp.SetIntValue(int64(i))
+			dp.Attributes().PutStr("ernic.id", fmt.Sprint(i+1))
+			dp.Attributes().PutStr("vm_name", vm)
+		}
+		u := ms.AppendEmpty()
+		u.SetName("ernic.instance.uptime")
+		u.SetUnit("s")
+		dp := u.SetEmptyGauge().DataPoints().AppendEmpty()
+		dp.SetTimestamp(ts)
+		dp.SetDoubleValue(12.25)
+		q := ms.AppendEmpty()
+		q.SetName("ernic.qp.count")
+		nm := q.SetEmptySum()
+		nm.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+		nm.DataPoints().AppendEmpty().SetIntValue(4)
+		nm.DataPoints().At(0).SetTimestamp(ts)
+
+		d := ms.AppendEmpty()
+		d.SetName("ernic.delta")
+		ds := d.SetEmptySum()
+		ds.SetAggregationTemporality(pmetric.AggregationTemporalityDelta)
+		ds.DataPoints().AppendEmpty().SetIntValue(1)
+		h := ms.AppendEmpty()
+		h.SetName("ernic.histogram")
+		h.SetEmptyHistogram().DataPoints().AppendEmpty().SetCount(2)
+	}
+	return md
+}
+
+// decoded maps each series (its labels as text) to its samples.
+func decoded(t *testing.T, payloads [][]byte) map[string][]prompb.Sample {
+	out := map[string][]prompb.Sample{}
+	for _, p := range payloads {
+		raw, err := snappy.Decode(nil, p)
+		require.NoError(t, err)
+		var wr prompb.WriteRequest
+		require.NoError(t, wr.Unmarshal(raw))
+		for _, ts := range wr.Timeseries {
+			require.True(t, slices.IsSortedFunc(ts.Labels, cmpLabel), "labels sorted: %v", ts.Labels)
+			out[labelsText(ts.Labels)] = ts.Samples
+		}
+	}
+	return out
+}
+
+func labelsText(l []prompb.Label) string {
+	var b strings.Builder
+	for _, x := range l {
+		fmt.Fprintf(&b, "%s=%q,", x.Name, x.Value)
+	}
+	return b.String()
+}
+
+// The translation writes the series that contrib's translator makes from
+// the same batch, with the same settings: labels, values, timestamps and
+// staleness markers.
+func TestTranslateMatchesContrib(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.ExternalLabels = map[string]string{"host": "node-17", "role": "overridden-by-the-attribute"}
+	cfg.MaxBatchSizeBytes = 600 // several requests
+	md := receiverLike(50)
+
+	req, err := newTranslator(cfg).translate(md)
+	require.ErrorContains(t, err, "not translated")
+	got := decoded(t, req.payloads)
+	assert.Greater(t, len(req.payloads), 3)
+
+	want, err := prw.FromMetrics(md, prw.Settings{
+		ExternalLabels: cfg.ExternalLabels, TranslationStrategy: "UnderscoreEscapingWithSuffixes",
+		AddMetricSuffixes: true, DisableScopeInfo: true, DisableTargetInfo: true,
+	})
+	_ = err // contrib reports the delta sum and the histogram its own way
+	require.Equal(t, len(want), len(got), "series")
+	for _, ts := range want {
+		k := labelsText(ts.Labels)
+		g, ok := got[k]
+		if !assert.True(t, ok, "series %s missing", k) {
+			continue
+		}
+		require.Len(t, g, 1)
+		assert.Equal(t, ts.Samples[0].Timestamp, g[0].Timestamp, k)
+		if value.IsStaleNaN(ts.Samples[0].Value) {
+			assert.True(t, value.IsStaleNaN(g[0].Value), "%s: a staleness marker", k)
+		} else {
+			assert.Equal(t, ts.Samples[0].Value, g[0].Value, k)
+		}
+	}
+	assert.Contains(t, got, `__name__="ernic_qp_bytes_sent_total",ernic_id="2",host="node-17",instance="node-17",job="gpu/otelcol-ernic",qp="0",role="worker",`)
+	assert.Contains(t, got, `__name__="ernic_vm_attached",ernic_id="1",host="node-17",role="overridden-by-the-attribute",`)
+	assert.False(t, math.IsNaN(got[`__name__="ernic_instance_uptime_seconds",host="node-17",role="overridden-by-the-attribute",`][0].Value))
+}
+
+func BenchmarkTranslate(b *testing.B) {
+	md := receiverLike(50_000)
+	n := md.DataPointCount()
+	cfg := createDefaultConfig().(*Config)
+	b.Run("direct", func(b *testing.B) {
+		tr := newTranslator(cfg)
+		b.ReportAllocs()
+		for range b.N {
+			_, _ = tr.translate(md)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/point")
+	})
+	b.Run("contrib-FromMetrics", func(b *testing.B) {
+		s := prw.Settings{TranslationStrategy: "UnderscoreEscapingWithSuffixes", AddMetricSuffixes: true, DisableScopeInfo: true, DisableTargetInfo: true}
+		b.ReportAllocs()
+		for range b.N {
+			_, _ = prw.FromMetrics(md, s)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/point")
+	})
+}
