@@ -179,6 +179,13 @@ $(OTELCOL_PPROF): $(OTELCOL_INPUTS) | $(BUILDER)
 	$(BUILDER) --config build/builder-config-pprof.yaml
 	touch $@
 
+# bench-outage: RSS and state directory of config/prometheus-remote-write.yaml
+# during an outage of the backend, then the time to deliver the backlog
+# (scripts/bench-outage.sh: SIZE, OUTAGE seconds, ERNIC_BUFFER_MAX_BYTES).
+.PHONY: bench-outage
+bench-outage: otelcol sim
+	OTELCOL=$(OTELCOL) SIM=$(SIM) scripts/bench-outage.sh
+
 # bench-e2e-pprof: bench-e2e on the pprof build variant, saving a CPU and a
 # heap profile of each run under build/bench-e2e/ (PPROF: the port).
 bench-e2e-pprof: otelcol-pprof sim

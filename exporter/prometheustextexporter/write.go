@@ -6,10 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
-	"github.com/prometheus/otlptranslator"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
@@ -21,72 +20,12 @@ type family struct {
 	metrics         []pmetric.Metric
 }
 
-// namer translates OTel names to Prometheus names and remembers them: the
-// same few metric and attribute names come in every batch.
+// namer writes batches in the text format with promname's names.
 type namer struct {
-	mu      sync.Mutex
-	metric  otlptranslator.MetricNamer
-	label   otlptranslator.LabelNamer
-	metrics map[otlptranslator.Metric]string
-	labels  map[string]string
+	*promname.Namer
 }
 
-func newNamer() *namer {
-	return &namer{
-		metric:  otlptranslator.NewMetricNamer("", otlptranslator.UnderscoreEscapingWithSuffixes),
-		label:   otlptranslator.LabelNamer{},
-		metrics: map[otlptranslator.Metric]string{},
-		labels:  map[string]string{},
-	}
-}
-
-// family returns the family name and TYPE of m; ok is false for the types
-// the text format does not carry here (histograms, summaries) and for names
-// that cannot be translated.
-func (n *namer) family(m pmetric.Metric) (name, typ string, ok bool) {
-	key := otlptranslator.Metric{Name: m.Name(), Unit: m.Unit()}
-	switch m.Type() {
-	case pmetric.MetricTypeGauge:
-		key.Type, typ = otlptranslator.MetricTypeGauge, "gauge"
-	case pmetric.MetricTypeSum:
-		if m.Sum().IsMonotonic() && m.Sum().AggregationTemporality() == pmetric.AggregationTemporalityCumulative {
-			key.Type, typ = otlptranslator.MetricTypeMonotonicCounter, "counter"
-		} else if m.Sum().AggregationTemporality() == pmetric.AggregationTemporalityCumulative {
-			key.Type, typ = otlptranslator.MetricTypeNonMonotonicCounter, "gauge"
-		} else {
-			return "", "", false // a delta sum has no Prometheus equivalent
-		}
-	default:
-		return "", "", false
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	name, ok = n.metrics[key]
-	if !ok {
-		var err error
-		if name, err = n.metric.Build(key); err != nil {
-			name = ""
-		}
-		n.metrics[key] = name
-	}
-	return name, typ, name != ""
-}
-
-// labelNames returns the label name of every attribute key of the family's
-// points, in one map for the whole family.
-func (n *namer) labelName(key string) string {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	l, ok := n.labels[key]
-	if !ok {
-		var err error
-		if l, err = n.label.Build(key); err != nil {
-			l = ""
-		}
-		n.labels[key] = l
-	}
-	return l
-}
+func newNamer() *namer { return &namer{promname.New()} }
 
 // families groups the metrics of rms into families, sorted by name.
 func (n *namer) families(rms []pmetric.ResourceMetrics) []*family {
@@ -97,13 +36,13 @@ func (n *namer) families(rms []pmetric.ResourceMetrics) []*family {
 			ms := sms.At(i).Metrics()
 			for j := range ms.Len() {
 				m := ms.At(j)
-				name, typ, ok := n.family(m)
+				name, typ, _, ok := n.Family(m)
 				if !ok {
 					continue
 				}
 				f := byName[name]
 				if f == nil {
-					f = &family{name: name, help: m.Description(), typ: typ}
+					f = &family{name: name, help: m.Description(), typ: string(typ)}
 					byName[name] = f
 				}
 				f.metrics = append(f.metrics, m)
@@ -237,7 +176,7 @@ func (n *namer) appendLabels(b []byte, attrs pcommon.Map, cache map[string]strin
 	for k, v := range attrs.All() {
 		name, ok := cache[k]
 		if !ok {
-			name = n.labelName(k)
+			name = n.Label(k)
 			cache[k] = name
 		}
 		if name == "" {

@@ -1,6 +1,7 @@
 package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter"
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -188,7 +189,7 @@ func (m *movedBatches) add(r *request) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.pending = append(m.pending, r)
-	slices.SortFunc(m.pending, func(a, b *request) int { return cmpID(a.id, b.id) })
+	slices.SortFunc(m.pending, func(a, b *request) int { return cmp.Compare(a.id, b.id) })
 }
 
 // next returns the oldest moved batch not yet sent, or nil.
@@ -224,14 +225,4 @@ func (m *movedBatches) wasSent(r *request) bool {
 	}
 	delete(m.done, r.id)
 	return true
-}
-
-func cmpID(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

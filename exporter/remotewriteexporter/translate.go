@@ -9,11 +9,12 @@ import (
 	"strings"
 
 	"github.com/golang/snappy"
-	"github.com/prometheus/otlptranslator"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/prompb"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
 )
 
 // translator turns a batch of metrics into compressed remote-write requests.
@@ -35,18 +36,13 @@ import (
 type translator struct {
 	external []prompb.Label // sorted by name
 	maxBytes int
-	metrics  otlptranslator.MetricNamer
-	labels   otlptranslator.LabelNamer
-	names    map[otlptranslator.Metric]string
-	keys     map[string]string
+	names    *promname.Namer
 }
 
 func newTranslator(cfg *Config) *translator {
 	t := &translator{
 		maxBytes: cfg.MaxBatchSizeBytes,
-		metrics:  otlptranslator.NewMetricNamer("", otlptranslator.UnderscoreEscapingWithSuffixes),
-		names:    map[otlptranslator.Metric]string{},
-		keys:     map[string]string{},
+		names:    promname.New(),
 	}
 	for k, v := range cfg.ExternalLabels {
 		t.external = append(t.external, prompb.Label{Name: k, Value: v})
@@ -93,7 +89,7 @@ func (t *translator) translate(md pmetric.Metrics) (*request, error) {
 		return nil, err
 	}
 	if st.skipped > 0 {
-		return req, fmt.Errorf("%d points of delta sums or with no value or an invalid name, histograms or summaries not translated", st.skipped)
+		return req, fmt.Errorf("%d metrics (delta sums, histograms, summaries, untranslatable names) or points without a value not translated", st.skipped)
 	}
 	return req, nil
 }
@@ -117,36 +113,9 @@ func (t *translator) resourceLabels(res pcommon.Resource) []prompb.Label {
 }
 
 func (t *translator) addMetric(st *batchState, m pmetric.Metric, base []prompb.Label) {
-	key := otlptranslator.Metric{Name: m.Name(), Unit: m.Unit()}
-	var dps pmetric.NumberDataPointSlice
-	switch m.Type() {
-	case pmetric.MetricTypeGauge:
-		key.Type, dps = otlptranslator.MetricTypeGauge, m.Gauge().DataPoints()
-	case pmetric.MetricTypeSum:
-		switch {
-		case m.Sum().AggregationTemporality() != pmetric.AggregationTemporalityCumulative:
-			st.skipped += m.Sum().DataPoints().Len()
-			return
-		case m.Sum().IsMonotonic():
-			key.Type = otlptranslator.MetricTypeMonotonicCounter
-		default:
-			key.Type = otlptranslator.MetricTypeNonMonotonicCounter
-		}
-		dps = m.Sum().DataPoints()
-	default:
-		st.skipped++ // a histogram or a summary, counted once
-		return
-	}
-	name, ok := t.names[key]
+	name, _, dps, ok := t.names.Family(m)
 	if !ok {
-		var err error
-		if name, err = t.metrics.Build(key); err != nil {
-			name = ""
-		}
-		t.names[key] = name
-	}
-	if name == "" {
-		st.skipped += dps.Len()
+		st.skipped++ // counted once per metric: a delta sum, a histogram, a summary or an untranslatable name
 		return
 	}
 	for i := range dps.Len() {
@@ -191,15 +160,7 @@ func (t *translator) appendAttrs(dst []prompb.Label, attrs pcommon.Map) []prompb
 		if s == "" {
 			continue
 		}
-		name, ok := t.keys[k]
-		if !ok {
-			var err error
-			if name, err = t.labels.Build(k); err != nil {
-				name = ""
-			}
-			t.keys[k] = name
-		}
-		if name != "" {
+		if name := t.names.Label(k); name != "" {
 			dst = append(dst, prompb.Label{Name: name, Value: s})
 		}
 	}

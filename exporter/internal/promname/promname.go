@@ -1,0 +1,92 @@
+// Package promname translates OTel metric and attribute names into
+// Prometheus family and label names the way this distribution's exporters
+// publish them: otlptranslator's UnderscoreEscapingWithSuffixes (names
+// escaped to [a-zA-Z0-9_], unit and `_total` suffixes), the names
+// contrib's Prometheus exporters give with the same strategy.
+package promname // import "github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
+
+import (
+	"sync"
+
+	"github.com/prometheus/otlptranslator"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+// Type is the Prometheus type of a family.
+type Type string
+
+// The types a number metric becomes.
+const (
+	Counter Type = "counter" // a monotonic cumulative sum
+	Gauge   Type = "gauge"   // a gauge, or a cumulative sum that is not monotonic
+)
+
+// Namer translates names and remembers them: the same few metric and
+// attribute names come in every batch. It is safe for concurrent use.
+type Namer struct {
+	mu      sync.Mutex
+	metric  otlptranslator.MetricNamer
+	label   otlptranslator.LabelNamer
+	metrics map[otlptranslator.Metric]string
+	labels  map[string]string
+}
+
+// New returns an empty Namer.
+func New() *Namer {
+	return &Namer{
+		metric:  otlptranslator.NewMetricNamer("", otlptranslator.UnderscoreEscapingWithSuffixes),
+		metrics: map[otlptranslator.Metric]string{},
+		labels:  map[string]string{},
+	}
+}
+
+// Family returns the family name and type of m, and its points. ok is false
+// for what has no number family: a delta sum, a histogram, a summary, and a
+// name that cannot be translated.
+func (n *Namer) Family(m pmetric.Metric) (name string, typ Type, points pmetric.NumberDataPointSlice, ok bool) {
+	key := otlptranslator.Metric{Name: m.Name(), Unit: m.Unit()}
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		key.Type, typ, points = otlptranslator.MetricTypeGauge, Gauge, m.Gauge().DataPoints()
+	case pmetric.MetricTypeSum:
+		s := m.Sum()
+		switch {
+		case s.AggregationTemporality() != pmetric.AggregationTemporalityCumulative:
+			return "", "", points, false
+		case s.IsMonotonic():
+			key.Type, typ = otlptranslator.MetricTypeMonotonicCounter, Counter
+		default:
+			key.Type, typ = otlptranslator.MetricTypeNonMonotonicCounter, Gauge
+		}
+		points = s.DataPoints()
+	default:
+		return "", "", points, false
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	name, seen := n.metrics[key]
+	if !seen {
+		var err error
+		if name, err = n.metric.Build(key); err != nil {
+			name = ""
+		}
+		n.metrics[key] = name
+	}
+	return name, typ, points, name != ""
+}
+
+// Label returns the label name of an attribute key, or "" when the key
+// cannot be one.
+func (n *Namer) Label(key string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	l, ok := n.labels[key]
+	if !ok {
+		var err error
+		if l, err = n.label.Build(key); err != nil {
+			l = ""
+		}
+		n.labels[key] = l
+	}
+	return l
+}
