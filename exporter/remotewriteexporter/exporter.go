@@ -183,6 +183,7 @@ func (e *remoteWrite) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) er
 	}
 	done := make(chan error, 1)
 	go func() { done <- e.inner.ConsumeMetrics(context.WithValue(ctx, requestKey{}, req), md) }()
+	offered := time.Now()
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -192,10 +193,12 @@ func (e *remoteWrite) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) er
 				e.queued.Add(size)
 			}
 			return err
-		case <-tick.C:
-			// Still waiting for room: the queue also holds batches
-			// this process did not count (restored after a restart).
-			if e.failing.Load() {
+		case now := <-tick.C:
+			// Still waiting for room after the accounted room was
+			// made: the queue also holds batches this process did not
+			// count (left by an earlier process). Two seconds tell that
+			// wait from a slow write of the batch.
+			if e.failing.Load() && now.Sub(offered) > 2*time.Second {
 				e.dropOldest(100 * time.Millisecond)
 			}
 		case <-e.stop:
