@@ -166,36 +166,90 @@ func writeHeader(w *bufio.Writer, f *renderedFamily) {
 }
 
 // appendLabels appends {name="value",...} for the attributes, in their order.
-// An attribute whose key cannot be a label name is left out.
+// An attribute whose key cannot be a label name is left out. Attributes
+// whose keys become the same label ("a.b", "a_b") make one label with their
+// values joined by ";", as contrib's exporters do: a label twice would make
+// a Prometheus server refuse the whole page.
 func (n *namer) appendLabels(b []byte, attrs pcommon.Map, cache map[string]string) []byte {
 	if attrs.Len() == 0 {
 		return b
 	}
+	open := len(b)
+	var seen [8]string
+	count := 0
 	b = append(b, '{')
-	first := true
 	for k, v := range attrs.All() {
-		name, ok := cache[k]
-		if !ok {
-			name = n.Label(k)
-			cache[k] = name
-		}
+		name := n.cached(k, cache)
 		if name == "" {
 			continue
 		}
-		if !first {
+		if slices.Contains(seen[:min(count, len(seen))], name) || count >= len(seen) {
+			return n.appendMergedLabels(b[:open], attrs, cache)
+		}
+		seen[count] = name
+		if count > 0 {
 			b = append(b, ',')
 		}
-		first = false
+		count++
 		b = append(b, name...)
 		b = append(b, '=', '"')
-		if v.Type() == pcommon.ValueTypeStr {
-			b = appendEscaped(b, v.Str(), true)
-		} else {
-			b = appendEscaped(b, v.AsString(), true)
+		b = appendEscaped(b, valueString(v), true)
+		b = append(b, '"')
+	}
+	if count == 0 {
+		return b[:open]
+	}
+	return append(b, '}')
+}
+
+// appendMergedLabels is appendLabels for attributes whose keys collide as
+// label names (or more than 8 of them): values of one name are joined.
+func (n *namer) appendMergedLabels(b []byte, attrs pcommon.Map, cache map[string]string) []byte {
+	var names, values []string
+	for k, v := range attrs.All() {
+		name := n.cached(k, cache)
+		if name == "" {
+			continue
 		}
+		if i := slices.Index(names, name); i >= 0 {
+			if s := valueString(v); s != values[i] {
+				values[i] += ";" + s
+			}
+			continue
+		}
+		names = append(names, name)
+		values = append(values, valueString(v))
+	}
+	if len(names) == 0 {
+		return b
+	}
+	b = append(b, '{')
+	for i, name := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, name...)
+		b = append(b, '=', '"')
+		b = appendEscaped(b, values[i], true)
 		b = append(b, '"')
 	}
 	return append(b, '}')
+}
+
+func (n *namer) cached(key string, cache map[string]string) string {
+	name, ok := cache[key]
+	if !ok {
+		name = n.Label(key)
+		cache[key] = name
+	}
+	return name
+}
+
+func valueString(v pcommon.Value) string {
+	if v.Type() == pcommon.ValueTypeStr {
+		return v.Str()
+	}
+	return v.AsString()
 }
 
 // appendEscaped appends s escaped for a label value (quote) or a HELP text:

@@ -26,6 +26,7 @@ type Config struct {
 	// while the endpoint is unreachable. When the queue is full while sending
 	// fails, the oldest batch is dropped to make room (see doc.go).
 	// `batch` is not supported: batches are cut by max_batch_size_bytes.
+	// num_consumers must be 1 (the default here): batches go out in order.
 	QueueConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
 
 	// BackOffConfig is how a failed request (connection refused, timeout,
@@ -66,6 +67,9 @@ func (cfg *Config) Validate() error {
 		if strings.TrimSpace(k) == "" || v == "" {
 			errs = append(errs, fmt.Errorf("external_labels: %q=%q: neither the name nor the value may be empty", k, v))
 		}
+	}
+	if cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().NumConsumers != 1 {
+		errs = append(errs, fmt.Errorf("sending_queue::num_consumers %d: must be 1; a remote-write backend rejects a sample older than the newest of its series, which parallel senders produce", cfg.QueueConfig.Get().NumConsumers))
 	}
 	if cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().Batch.HasValue() {
 		errs = append(errs, errors.New("sending_queue::batch: not supported by this exporter; requests are cut by max_batch_size_bytes (use the batch processor to merge)"))

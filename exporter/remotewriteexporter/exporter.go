@@ -198,7 +198,7 @@ func (e *remoteWrite) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) er
 			// made: the queue also holds batches this process did not
 			// count (left by an earlier process). Two seconds tell that
 			// wait from a slow write of the batch.
-			if e.failing.Load() && now.Sub(offered) > 2*time.Second {
+			if e.capacity > 0 && e.failing.Load() && now.Sub(offered) > 2*time.Second {
 				e.dropOldest(100 * time.Millisecond)
 			}
 		case <-e.stop:
@@ -254,6 +254,13 @@ func (e *remoteWrite) deliver(ctx context.Context, req *request) error {
 	var first time.Time
 	for {
 		err := e.sendFrom(ctx, req)
+		select {
+		case <-e.stop:
+			if err != nil {
+				return err // stopping: the queue keeps or drains it
+			}
+		default:
+		}
 		if err == nil {
 			e.failing.Store(false)
 			e.finish(req)
@@ -319,6 +326,13 @@ func (e *remoteWrite) wait(ctx context.Context, req *request, d time.Duration) e
 // skipped.
 func (e *remoteWrite) sendFrom(ctx context.Context, req *request) error {
 	for ; req.next < len(req.payloads); req.next++ {
+		select {
+		case <-e.stop:
+			// Stopping: no new attempt, so that draining an in-memory
+			// queue at shutdown does not take a timeout per batch.
+			return errors.New("remote_write: stopping")
+		default:
+		}
 		err := e.post(ctx, req.payloads[req.next])
 		var se *sendError
 		switch {

@@ -28,9 +28,12 @@ func createDefaultConfig() component.Config {
 	client.Timeout = 30 * time.Second // Prometheus' remote_timeout
 	retry := configretry.NewDefaultBackOffConfig()
 	retry.MaxElapsedTime = 0 // until it goes through; the queue is the bound
+	queue := exporterhelper.NewDefaultQueueConfig()
+	queue.NumConsumers = 1 // in order: Validate allows no other value
+	queue.BlockOnOverflow = true
 	return &Config{
 		ClientConfig:      client,
-		QueueConfig:       configoptional.Some(exporterhelper.NewDefaultQueueConfig()),
+		QueueConfig:       configoptional.Some(queue),
 		BackOffConfig:     retry,
 		MaxBatchSizeBytes: 3_000_000,
 	}

@@ -140,6 +140,8 @@ func (t *translator) addMetric(st *batchState, m pmetric.Metric, base []prompb.L
 		lbls := st.labels[first:len(st.labels):len(st.labels)]
 		if !slices.IsSortedFunc(lbls, cmpLabel) {
 			slices.SortStableFunc(lbls, cmpLabel)
+		}
+		if hasDuplicate(lbls) {
 			lbls = mergeDuplicates(lbls)
 			st.labels = st.labels[:first+len(lbls)]
 		}
@@ -179,6 +181,16 @@ func appendMissing(dst []prompb.Label, first int, add []prompb.Label) []prompb.L
 }
 
 func cmpLabel(a, b prompb.Label) int { return strings.Compare(a.Name, b.Name) }
+
+// hasDuplicate reports whether sorted labels repeat a name.
+func hasDuplicate(l []prompb.Label) bool {
+	for i := 1; i < len(l); i++ {
+		if l[i].Name == l[i-1].Name {
+			return true
+		}
+	}
+	return false
+}
 
 // mergeDuplicates joins, in sorted labels, the values of labels whose names
 // became equal once translated ("a.b" and "a_b"), as contrib does: "x;y".

@@ -34,7 +34,9 @@ type Namer struct {
 // New returns an empty Namer.
 func New() *Namer {
 	return &Namer{
-		metric:  otlptranslator.NewMetricNamer("", otlptranslator.UnderscoreEscapingWithSuffixes),
+		metric: otlptranslator.NewMetricNamer("", otlptranslator.UnderscoreEscapingWithSuffixes),
+		// As both of contrib's Prometheus exporters: "k..v" -> "k__v".
+		label:   otlptranslator.LabelNamer{PreserveMultipleUnderscores: true},
 		metrics: map[otlptranslator.Metric]string{},
 		labels:  map[string]string{},
 	}
@@ -76,14 +78,15 @@ func (n *Namer) Family(m pmetric.Metric) (name string, typ Type, points pmetric.
 }
 
 // Label returns the label name of an attribute key, or "" when the key
-// cannot be one.
+// cannot be one. "__name__" is never returned: the family name is that
+// label.
 func (n *Namer) Label(key string) string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	l, ok := n.labels[key]
 	if !ok {
 		var err error
-		if l, err = n.label.Build(key); err != nil {
+		if l, err = n.label.Build(key); err != nil || l == "__name__" {
 			l = ""
 		}
 		n.labels[key] = l
