@@ -2,8 +2,8 @@
 # What a remote-write outage costs (`make bench-outage`): the collector with
 # config/prometheus-remote-write.yaml writes to a port where nothing listens
 # for OUTAGE seconds, on ernic-sim's static run directory of SIZE (instances
-# x QPs) with 5 s scrapes; the script prints the collector's RSS and the
-# state directory's size every minute. Then a Prometheus (PROMETHEUS_BIN or
+# x QPs) with 5 s scrapes; the script prints the collector's RSS (anonymous
+# and mapped files apart) and the state directory's size every minute. Then a Prometheus (PROMETHEUS_BIN or
 # `prometheus` on PATH) starts on that port, and the script prints how long
 # the backlog took to deliver and the collector's lines about the outage
 # (the warnings, the drops at the bound, "delivers again", "backlog
@@ -34,13 +34,15 @@ env ERNIC_RUN_DIR="$dir/run" ERNIC_STATE_DIR="$dir/state" ERNIC_MEMORY_LIMIT_MIB
 	"$otelcol" --config config/prometheus-remote-write.yaml --config "$dir/over.yaml" >"$dir/col.log" 2>&1 &
 col=$!
 pids+=("$col")
-echo "| minute | RSS MiB | state directory MiB |"
-echo "|---|---|---|"
+echo "| minute | RSS MiB | of which anonymous | of which mapped files | state directory MiB |"
+echo "|---|---|---|---|---|"
 for ((m = 0; m * 60 < outage; m++)); do
 	sleep $((outage - m * 60 < 60 ? outage - m * 60 : 60))
-	rss=$(awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$col/status")
+	# RssFile is mostly the queue's bbolt file, which bbolt maps: clean
+	# page-cache pages the kernel can take back.
+	rss=$(awk '/^(VmRSS|RssAnon|RssFile):/ { printf "%.1f | ", $2 / 1024 }' "/proc/$col/status")
 	state=$(du -sm "$dir/state" | cut -f1)
-	echo "| $((m + 1)) | $rss | $state |"
+	echo "| $((m + 1)) | $rss$state |"
 done
 mkdir -p "$dir/prom"
 printf 'global:\n  scrape_interval: 1h\nscrape_configs: []\n' >"$dir/prom.yml"
