@@ -46,24 +46,40 @@ type ernicScraper struct {
 	// runDir is run_dir opened for this scrape: every file is read through
 	// it, so nothing outside the directory is opened. nil between scrapes.
 	runDir *os.Root
-	// chunked: record in pieces (see recordChunk). False when a metric has
-	// attributes turned off, whose points the builder must fold within one
-	// emit.
-	chunked bool
+	// bulk records the per-QP, LIF counter and opcode points past the
+	// builder (see bulkPoints); nil when a metric has attributes turned
+	// off, whose points the builder must fold within one emit. The
+	// builder emits after every instance either way (its start time is
+	// the instance's) and mergeResourceMetrics joins the pieces.
+	bulk *bulkPoints
+	// qpOn, lifOn and opcodeOn tell which bulk metrics are enabled;
+	// qpOn is in the order of qpCounters.
+	qpOn            []bool
+	lifOn, opcodeOn bool
+	scopeVersion    string
 }
 
 func newScraper(cfg *Config, set receiver.Settings) *ernicScraper {
-	return &ernicScraper{
-		cfg:       cfg,
-		logger:    set.Logger,
-		mb:        metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
-		reader:    rundir.NewReader(cfg.MaxFileBytes),
-		faults:    newFaultLimiter(faultInterval),
-		stale:     newStaleness(metadata.ScopeName, set.BuildInfo.Version),
-		now:       time.Now,
-		instances: map[int64]*instanceState{},
-		chunked:   !reaggregates(cfg.Metrics),
+	s := &ernicScraper{
+		cfg:          cfg,
+		logger:       set.Logger,
+		mb:           metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
+		reader:       rundir.NewReader(cfg.MaxFileBytes),
+		faults:       newFaultLimiter(faultInterval),
+		stale:        newStaleness(metadata.ScopeName, set.BuildInfo.Version),
+		now:          time.Now,
+		instances:    map[int64]*instanceState{},
+		lifOn:        cfg.Metrics.ErnicLifCounter.Enabled,
+		opcodeOn:     cfg.Metrics.ErnicQpWqesByOpcode.Enabled,
+		scopeVersion: set.BuildInfo.Version,
 	}
+	for _, c := range qpCounters {
+		s.qpOn = append(s.qpOn, metricEnabled(&cfg.Metrics, c.name))
+	}
+	if !reaggregates(cfg.Metrics) {
+		s.bulk = newBulkPoints(bulkShapes(set))
+	}
+	return s
 }
 
 // start opens proc_dir; an unusable proc_dir stops the collector with a
@@ -112,6 +128,9 @@ func (s *ernicScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	}
 	md := s.mb.Emit()
 	mergeResourceMetrics(md)
+	if s.bulk != nil {
+		s.bulk.moveTo(md, metadata.ScopeName, s.scopeVersion)
+	}
 	s.stale.mark(md, ts)
 	if len(errs.errs) == 0 {
 		return md, nil
@@ -216,7 +235,9 @@ func (s *ernicScraper) recordInstance(inst *rundir.Instance, now time.Time, ts p
 		truncated += st.statsTruncated
 	}
 	s.mb.RecordErnicLabelsTruncatedDataPoint(ts, int64(truncated), id, inst.Role)
-	s.emitChunk()
+	if s.bulk != nil {
+		s.mb.EmitForResource()
+	}
 }
 
 // readStats reads the instance's stats file into st: a complete file of the
@@ -312,16 +333,17 @@ var deviceCounters = []struct {
 // qpCounters maps the per-QP counters to their metrics.
 var qpCounters = []struct {
 	key    rundir.QPKey
+	name   string
 	record func(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, v int64, id, role, qp string)
 }{
-	{rundir.QPBytesSent, (*metadata.MetricsBuilder).RecordErnicQpBytesSentDataPoint},
-	{rundir.QPBytesReceived, (*metadata.MetricsBuilder).RecordErnicQpBytesReceivedDataPoint},
-	{rundir.QPBytesRDMARead, (*metadata.MetricsBuilder).RecordErnicQpBytesRdmaReadDataPoint},
-	{rundir.QPBytesRDMAWrite, (*metadata.MetricsBuilder).RecordErnicQpBytesRdmaWriteDataPoint},
-	{rundir.QPWQEsProcessed, (*metadata.MetricsBuilder).RecordErnicQpWqesProcessedDataPoint},
-	{rundir.QPCQEsPosted, (*metadata.MetricsBuilder).RecordErnicQpCqesPostedDataPoint},
-	{rundir.QPDoorbellSend, (*metadata.MetricsBuilder).RecordErnicQpDoorbellSendDataPoint},
-	{rundir.QPDoorbellRecv, (*metadata.MetricsBuilder).RecordErnicQpDoorbellRecvDataPoint},
+	{rundir.QPBytesSent, metadata.MetricsInfo.ErnicQpBytesSent.Name, (*metadata.MetricsBuilder).RecordErnicQpBytesSentDataPoint},
+	{rundir.QPBytesReceived, metadata.MetricsInfo.ErnicQpBytesReceived.Name, (*metadata.MetricsBuilder).RecordErnicQpBytesReceivedDataPoint},
+	{rundir.QPBytesRDMARead, metadata.MetricsInfo.ErnicQpBytesRdmaRead.Name, (*metadata.MetricsBuilder).RecordErnicQpBytesRdmaReadDataPoint},
+	{rundir.QPBytesRDMAWrite, metadata.MetricsInfo.ErnicQpBytesRdmaWrite.Name, (*metadata.MetricsBuilder).RecordErnicQpBytesRdmaWriteDataPoint},
+	{rundir.QPWQEsProcessed, metadata.MetricsInfo.ErnicQpWqesProcessed.Name, (*metadata.MetricsBuilder).RecordErnicQpWqesProcessedDataPoint},
+	{rundir.QPCQEsPosted, metadata.MetricsInfo.ErnicQpCqesPosted.Name, (*metadata.MetricsBuilder).RecordErnicQpCqesPostedDataPoint},
+	{rundir.QPDoorbellSend, metadata.MetricsInfo.ErnicQpDoorbellSend.Name, (*metadata.MetricsBuilder).RecordErnicQpDoorbellSendDataPoint},
+	{rundir.QPDoorbellRecv, metadata.MetricsInfo.ErnicQpDoorbellRecv.Name, (*metadata.MetricsBuilder).RecordErnicQpDoorbellRecvDataPoint},
 }
 
 // recordStats records the device, LIF and per-QP metrics of the instance's
@@ -378,22 +400,18 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 		}
 	}
 
-	for i, c := range stats.LIF {
-		if i > 0 && i%recordChunk == 0 {
-			s.emitChunk()
-		}
+	qps := publishedQPs(stats.QPs, s.cfg.MaxQPsPerInstance)
+	s.mb.RecordErnicQpUnpublishedDataPoint(ts, int64(len(stats.QPs)-len(qps)), id, role)
+	if s.bulk != nil {
+		s.recordBulk(st, qps, id, role, ts)
+		return
+	}
+	for _, c := range stats.LIF {
 		if v, ok := counter(c.Value, func() string { return c.Name }); ok {
 			s.mb.RecordErnicLifCounterDataPoint(ts, v, id, role, c.Name)
 		}
 	}
-
-	qps := publishedQPs(stats.QPs, s.cfg.MaxQPsPerInstance)
-	s.mb.RecordErnicQpUnpublishedDataPoint(ts, int64(len(stats.QPs)-len(qps)), id, role)
-	byOpcode := s.cfg.Metrics.ErnicQpWqesByOpcode.Enabled
-	for i, q := range qps {
-		if i == 0 || i%recordChunk == 0 {
-			s.emitChunk()
-		}
+	for _, q := range qps {
 		handle := strconv.FormatUint(uint64(q.Handle), 10)
 		for _, c := range qpCounters {
 			if raw, ok := q.Get(c.key); ok {
@@ -402,7 +420,7 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 				}
 			}
 		}
-		if !byOpcode {
+		if !s.opcodeOn {
 			continue
 		}
 		for _, op := range q.Opcodes {
@@ -414,6 +432,72 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 		// going below zero: garbage by design, dropped without a log line.
 		if q.HasOther && q.Other <= math.MaxInt64 {
 			s.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, int64(st.holdOther(q.Handle, q.Other)), id, role, handle, "other")
+		}
+	}
+}
+
+// recordBulk records the LIF counter, per-QP and opcode points of the
+// instance's snapshot through s.bulk, metric by metric: the same points,
+// in the same order within each metric, as the builder path of
+// recordStats.
+func (s *ernicScraper) recordBulk(st *instanceState, qps []*rundir.QP, id, role string, ts pcommon.Timestamp) {
+	var dps pmetric.NumberDataPointSlice
+	// points returns the points of the metric called name, added to the
+	// scrape at its first point: a metric without points is not published.
+	points := func(name string) pmetric.NumberDataPointSlice {
+		if dps == (pmetric.NumberDataPointSlice{}) {
+			dps = s.bulk.slice(name)
+		}
+		return dps
+	}
+	if s.lifOn {
+		name := metadata.MetricsInfo.ErnicLifCounter.Name
+		for _, c := range st.stats.LIF {
+			if c.Value > math.MaxInt64 {
+				s.logOverflow(st, id, c.Name, c.Value)
+				continue
+			}
+			s.bulk.add(points(name), st.start, ts, int64(c.Value), id, role, "counter", c.Name, 0)
+		}
+	}
+	handles := make([]string, len(qps))
+	for i, q := range qps {
+		handles[i] = strconv.FormatUint(uint64(q.Handle), 10)
+	}
+	for k, c := range qpCounters {
+		if !s.qpOn[k] {
+			continue
+		}
+		dps = pmetric.NumberDataPointSlice{}
+		for i, q := range qps {
+			raw, ok := q.Get(c.key)
+			if !ok {
+				continue
+			}
+			if raw > math.MaxInt64 {
+				s.logOverflow(st, id, "QP "+handles[i]+" "+c.key.String(), raw)
+				continue
+			}
+			s.bulk.add(points(c.name), st.start, ts, int64(raw), id, role, "qp", handles[i], 0)
+		}
+	}
+	if !s.opcodeOn {
+		return
+	}
+	dps = pmetric.NumberDataPointSlice{}
+	name := metadata.MetricsInfo.ErnicQpWqesByOpcode.Name
+	for i, q := range qps {
+		for _, op := range q.Opcodes {
+			if op.Value > math.MaxInt64 {
+				s.logOverflow(st, id, "QP "+handles[i]+" opcode "+op.Name, op.Value)
+				continue
+			}
+			s.bulk.add(points(name), st.start, ts, int64(op.Value), id, role, "qp", handles[i], 1).PutStr("opcode", op.Name)
+		}
+		// A wrapped `(other opcodes)` is the server's unsigned subtraction
+		// going below zero: garbage by design, dropped without a log line.
+		if q.HasOther && q.Other <= math.MaxInt64 {
+			s.bulk.add(points(name), st.start, ts, int64(st.holdOther(q.Handle, q.Other)), id, role, "qp", handles[i], 1).PutStr("opcode", "other")
 		}
 	}
 }
@@ -469,26 +553,6 @@ func capLabel(v *string, max int) int {
 	}
 	*v = (*v)[:cut]
 	return 1
-}
-
-// recordChunk is how many LIF counters or QPs are recorded between two
-// EmitForResource calls. The generated Record functions look for an
-// existing point with the same attributes among all points recorded since
-// the last emit (mdatagen's spatial reaggregation), which makes recording
-// quadratic in the points of one metric; emitting after every instance,
-// before the QPs, and every recordChunk LIF counters or QPs keeps that
-// search short and the scrape linear. mergeResourceMetrics joins the pieces.
-// 4 is the fastest of 2, 4 and 16 (BenchmarkScrape 16x64 and 64x256: 4 is
-// 10-15% faster than 16, whose search compares each point with up to 15
-// others; 2 emits too often).
-const recordChunk = 4
-
-// emitChunk ends a piece of the scrape's recording (recordChunk) when the
-// scraper records in pieces.
-func (s *ernicScraper) emitChunk() {
-	if s.chunked {
-		s.mb.EmitForResource()
-	}
 }
 
 // reaggregates reports whether an enabled metric of mc has fewer attributes

@@ -881,7 +881,7 @@ func TestReaggregationAcrossPieces(t *testing.T) {
 		c.Metrics.ErnicQpBytesSent.EnabledAttributes = []metadata.ErnicQpBytesSentMetricAttributeKey{
 			metadata.ErnicQpBytesSentMetricAttributeKeyErnicID, metadata.ErnicQpBytesSentMetricAttributeKeyRole}
 	}), &now)
-	assert.False(t, s.chunked)
+	assert.Nil(t, s.bulk, "a metric with an attribute off is recorded by the builder")
 	md := scrapeOK(t, s)
 	lif := map[string][]int64{}
 	sent := map[string][]int64{}
@@ -902,6 +902,6 @@ func TestReaggregationAcrossPieces(t *testing.T) {
 	}
 	assert.Equal(t, []int64{wantSent}, sent["2"], "one point: the sum over the QPs")
 
-	// The default configuration records in pieces.
-	assert.True(t, newTestScraper(t, f.config(), &now).chunked)
+	// The default configuration records the bulk metrics past the builder.
+	assert.NotNil(t, newTestScraper(t, f.config(), &now).bulk)
 }
