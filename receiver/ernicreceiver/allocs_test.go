@@ -23,10 +23,10 @@ type allocsBaseline struct {
 }
 
 // maxAllocsPerPoint is the stated bound on allocations per published data
-// point of a steady scrape: a bulk point takes 6 (the point, its int value,
-// its attribute slice and one string value per attribute, bulkPoints.add);
+// point of a steady scrape: a bulk point takes 4 (the point, its int value,
+// its attribute slice and the qp or counter string value, bulkPoints.add);
 // the rest is the QP handle strings and a share of the per-instance work.
-const maxAllocsPerPoint = 8
+const maxAllocsPerPoint = 6
 
 // TestScrapeAllocations fails when a steady scrape allocates more than 25 %
 // over the stored baseline, or more than maxAllocsPerPoint per published

@@ -12,7 +12,7 @@ import (
 
 // bulkPoints appends the points of the bulk metrics (one point per QP, LIF
 // counter or opcode: 97 % of a scrape's points at 1024 QPs an instance)
-// straight to the scrape's output, past the generated MetricsBuilder.
+// straight to the instance's metrics, past the generated MetricsBuilder.
 //
 // Why not the builder: its Record functions build each point apart, search
 // every point recorded since the last emit for one with equal attributes
@@ -20,8 +20,8 @@ import (
 // then move the point into place; about 11 allocations and 680 bytes a
 // point, 1.97 µs a point at 64 instances × 1024 QPs (BenchmarkScrape before
 // this path, with the search cut short by emitting every 4 QPs and merging
-// the pieces). Here a point is appended in place with its three attributes:
-// 6 allocations. Everything else about a metric - name, description, unit,
+// the pieces). Here a point is appended in place with its one attribute
+// (qp or counter; ernic.id and role are the resource's): 4 allocations. Everything else about a metric - name, description, unit,
 // type, temporality, whether it is enabled - still comes from metadata.yaml
 // through the generated code (bulkShapes); the builder records the
 // per-instance and cluster metrics as before.
@@ -33,71 +33,53 @@ type bulkPoints struct {
 	// shapes holds an empty copy of each bulk metric, from the generated
 	// builder (bulkShapes).
 	shapes map[string]pmetric.Metric
-	// out holds the bulk metrics of the scrape being recorded.
+	// out holds the bulk metrics of the instance being recorded.
 	out pmetric.MetricSlice
 	// points is each bulk metric's points in out.
 	points map[string]pmetric.NumberDataPointSlice
-	// capacity is each bulk metric's point count in the previous scrape:
-	// its slice is allocated once at that size.
-	capacity map[string]int
 }
 
 func newBulkPoints(shapes map[string]pmetric.Metric) *bulkPoints {
 	return &bulkPoints{
-		shapes:   shapes,
-		out:      pmetric.NewMetricSlice(),
-		points:   map[string]pmetric.NumberDataPointSlice{},
-		capacity: map[string]int{},
+		shapes: shapes,
+		out:    pmetric.NewMetricSlice(),
+		points: map[string]pmetric.NumberDataPointSlice{},
 	}
 }
 
-// slice returns the points of the bulk metric name in this scrape's
-// output, adding the metric at its first point.
-func (b *bulkPoints) slice(name string) pmetric.NumberDataPointSlice {
+// slice returns the points of the bulk metric name of the instance being
+// recorded, adding the metric, with room for n points, at its first point.
+func (b *bulkPoints) slice(name string, n int) pmetric.NumberDataPointSlice {
 	if dps, ok := b.points[name]; ok {
 		return dps
 	}
 	m := b.out.AppendEmpty()
 	b.shapes[name].CopyTo(m)
 	dps := numberPoints(m)
-	dps.EnsureCapacity(b.capacity[name])
+	dps.EnsureCapacity(n)
 	b.points[name] = dps
 	return dps
 }
 
-// add appends one point of a bulk metric with the attributes ernic.id, role
-// and key = value (qp or counter), and room for extra more attributes.
-func (b *bulkPoints) add(dps pmetric.NumberDataPointSlice, start, ts pcommon.Timestamp, v int64, id, role, key, value string, extra int) pcommon.Map {
+// add appends one point of a bulk metric with the attribute key = value
+// (qp or counter) and room for extra more attributes. The instance's
+// ernic.id and role are its resource's.
+func (b *bulkPoints) add(dps pmetric.NumberDataPointSlice, start, ts pcommon.Timestamp, v int64, key, value string, extra int) pcommon.Map {
 	dp := dps.AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(v)
 	a := dp.Attributes()
-	a.EnsureCapacity(3 + extra)
-	a.PutStr("ernic.id", id)
-	a.PutStr("role", role)
+	a.EnsureCapacity(1 + extra)
 	a.PutStr(key, value)
 	return a
 }
 
-// moveTo moves the scrape's bulk metrics into md, after the builder's
-// metrics of its first resource and scope (adding them when md has none),
-// and readies b for the next scrape.
-func (b *bulkPoints) moveTo(md pmetric.Metrics, scopeName, scopeVersion string) {
-	for name, dps := range b.points {
-		b.capacity[name] = dps.Len()
-	}
+// moveTo moves the instance's bulk metrics to the end of ms and readies b
+// for the next instance.
+func (b *bulkPoints) moveTo(ms pmetric.MetricSlice) {
 	clear(b.points)
-	if b.out.Len() == 0 {
-		return
-	}
-	rms := md.ResourceMetrics()
-	if rms.Len() == 0 {
-		sm := rms.AppendEmpty().ScopeMetrics().AppendEmpty()
-		sm.Scope().SetName(scopeName)
-		sm.Scope().SetVersion(scopeVersion)
-	}
-	b.out.MoveAndAppendTo(rms.At(0).ScopeMetrics().At(0).Metrics())
+	b.out.MoveAndAppendTo(ms)
 }
 
 // bulkShapes returns an empty copy (name, description, unit, type,
@@ -113,10 +95,10 @@ func bulkShapes(set receiver.Settings) map[string]pmetric.Metric {
 	setEnabled(&cfg.Metrics, metadata.MetricsInfo.ErnicLifCounter.Name, true)
 	mb := metadata.NewMetricsBuilder(cfg, set)
 	for _, c := range qpCounters {
-		c.record(mb, 0, 0, "", "", "")
+		c.record(mb, 0, 0, "")
 	}
-	mb.RecordErnicLifCounterDataPoint(0, 0, "", "", "")
-	mb.RecordErnicQpWqesByOpcodeDataPoint(0, 0, "", "", "", "")
+	mb.RecordErnicLifCounterDataPoint(0, 0, "")
+	mb.RecordErnicQpWqesByOpcodeDataPoint(0, 0, "", "")
 	shapes := map[string]pmetric.Metric{}
 	forEachMetric(mb.Emit(), func(m pmetric.Metric) {
 		shapes[m.Name()] = metricShape(m)

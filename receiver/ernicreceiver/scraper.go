@@ -118,18 +118,14 @@ func (s *ernicScraper) scrape(context.Context) (pmetric.Metrics, error) {
 	errs := &scrapeErrors{s: s, now: now}
 	s.faults.prune(now)
 
+	md := pmetric.NewMetrics()
 	m, ok := s.readManifest(errs)
 	if ok {
-		s.recordInstances(m, now, ts, errs)
+		s.recordInstances(md, m, now, ts, errs)
 	}
 	if s.runDir != nil {
 		s.runDir.Close()
 		s.runDir = nil
-	}
-	md := s.mb.Emit()
-	mergeResourceMetrics(md)
-	if s.bulk != nil {
-		s.bulk.moveTo(md, metadata.ScopeName, s.scopeVersion)
 	}
 	s.stale.mark(md, ts)
 	if len(errs.errs) == 0 {
@@ -182,7 +178,10 @@ func (s *ernicScraper) readManifest(errs *scrapeErrors) (*rundir.Manifest, bool)
 	return nil, false
 }
 
-func (s *ernicScraper) recordInstances(m *rundir.Manifest, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
+// recordInstances appends to md one resource per manifest instance (its
+// ernic.id and role) and then the cluster gauges in a resource without
+// attributes.
+func (s *ernicScraper) recordInstances(md pmetric.Metrics, m *rundir.Manifest, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
 	// Forget instances that left the manifest.
 	for id := range s.instances {
 		if !slices.ContainsFunc(m.Instances, func(i rundir.Instance) bool { return i.ID == id }) {
@@ -195,15 +194,37 @@ func (s *ernicScraper) recordInstances(m *rundir.Manifest, now time.Time, ts pco
 		if inst.VM != nil && inst.VM.Attached {
 			vms++
 		}
-		s.recordInstance(inst, now, ts, errs)
+		s.recordInstance(md, inst, now, ts, errs)
 	}
 	// The cluster gauges have no start time.
 	s.mb.Reset(metadata.WithStartTime(0))
 	s.mb.RecordErnicInstancesDataPoint(ts, int64(len(m.Instances)))
 	s.mb.RecordErnicVmsDataPoint(ts, int64(vms))
+	s.mb.Emit().ResourceMetrics().MoveAndAppendTo(md.ResourceMetrics())
 }
 
-func (s *ernicScraper) recordInstance(inst *rundir.Instance, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
+// emitInstance appends to md the instance's resource (ernic.id, role) with
+// the metrics the builder and s.bulk recorded for it.
+func (s *ernicScraper) emitInstance(md pmetric.Metrics, id, role string) {
+	rb := s.mb.NewResourceBuilder()
+	rb.SetErnicID(id)
+	rb.SetRole(role)
+	res := rb.Emit()
+	rms := s.mb.Emit(metadata.WithResource(res)).ResourceMetrics()
+	if s.bulk != nil && s.bulk.out.Len() > 0 {
+		if rms.Len() == 0 {
+			rm := rms.AppendEmpty()
+			res.MoveTo(rm.Resource())
+			sm := rm.ScopeMetrics().AppendEmpty()
+			sm.Scope().SetName(metadata.ScopeName)
+			sm.Scope().SetVersion(s.scopeVersion)
+		}
+		s.bulk.moveTo(rms.At(0).ScopeMetrics().At(0).Metrics())
+	}
+	rms.MoveAndAppendTo(md.ResourceMetrics())
+}
+
+func (s *ernicScraper) recordInstance(md pmetric.Metrics, inst *rundir.Instance, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
 	id := strconv.FormatInt(inst.ID, 10)
 	st := s.instances[inst.ID]
 	if st == nil {
@@ -225,19 +246,17 @@ func (s *ernicScraper) recordInstance(inst *rundir.Instance, now time.Time, ts p
 	if proc.Alive {
 		up = 1
 		if !proc.Start.IsZero() {
-			s.mb.RecordErnicInstanceUptimeDataPoint(ts, now.Sub(proc.Start).Seconds(), id, inst.Role)
+			s.mb.RecordErnicInstanceUptimeDataPoint(ts, now.Sub(proc.Start).Seconds())
 		}
 	}
-	s.mb.RecordErnicInstanceUpDataPoint(ts, up, id, inst.Role, inst.MAC)
+	s.mb.RecordErnicInstanceUpDataPoint(ts, up, inst.MAC)
 	s.recordVM(inst, id, now, ts, errs)
 	if st.stats != nil {
-		s.recordStats(st, id, inst.Role, now, ts)
+		s.recordStats(st, id, now, ts)
 		truncated += st.statsTruncated
 	}
-	s.mb.RecordErnicLabelsTruncatedDataPoint(ts, int64(truncated), id, inst.Role)
-	if s.bulk != nil {
-		s.mb.EmitForResource()
-	}
+	s.mb.RecordErnicLabelsTruncatedDataPoint(ts, int64(truncated))
+	s.emitInstance(md, id, inst.Role)
 }
 
 // readStats reads the instance's stats file into st: a complete file of the
@@ -284,15 +303,15 @@ func (s *ernicScraper) readStats(inst *rundir.Instance, id string, st *instanceS
 func (s *ernicScraper) recordVM(inst *rundir.Instance, id string, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
 	vm := inst.VM
 	if vm == nil || !vm.Attached {
-		s.mb.RecordErnicVMAttachedDataPoint(ts, 0, id, inst.Role, "")
+		s.mb.RecordErnicVMAttachedDataPoint(ts, 0, "")
 		return
 	}
-	s.mb.RecordErnicVMAttachedDataPoint(ts, 1, id, inst.Role, vm.Name)
+	s.mb.RecordErnicVMAttachedDataPoint(ts, 1, vm.Name)
 	gpu := int64(0)
 	if vm.GPU != "" {
 		gpu = 1
 	}
-	s.mb.RecordErnicVMGpuPassthroughDataPoint(ts, gpu, id, inst.Role)
+	s.mb.RecordErnicVMGpuPassthroughDataPoint(ts, gpu)
 	nowSec := float64(now.UnixNano()) / 1e9
 	// launched_at must be a plausible epoch time: after 1970 and not in the
 	// future (a second of clock skew allowed).
@@ -302,10 +321,10 @@ func (s *ernicScraper) recordVM(inst *rundir.Instance, id string, now time.Time,
 	}
 	switch {
 	case validLaunch:
-		s.mb.RecordErnicVMUptimeDataPoint(ts, max(nowSec-vm.LaunchedAt, 0), id, inst.Role)
+		s.mb.RecordErnicVMUptimeDataPoint(ts, max(nowSec-vm.LaunchedAt, 0))
 	case vm.PID > 0:
 		if p, err := s.procs.Lookup(vm.PID); err == nil && p.Alive && !p.Start.IsZero() {
-			s.mb.RecordErnicVMUptimeDataPoint(ts, now.Sub(p.Start).Seconds(), id, inst.Role)
+			s.mb.RecordErnicVMUptimeDataPoint(ts, now.Sub(p.Start).Seconds())
 		}
 	}
 }
@@ -315,7 +334,7 @@ func (s *ernicScraper) recordVM(inst *rundir.Instance, id string, now time.Time,
 // server name first, then the older servers').
 var deviceCounters = []struct {
 	keys   []rundir.DeviceKey
-	record func(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, v int64, id, role string)
+	record func(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, v int64)
 }{
 	{[]rundir.DeviceKey{rundir.Commands}, (*metadata.MetricsBuilder).RecordErnicCommandsDataPoint},
 	{[]rundir.DeviceKey{rundir.Interrupts}, (*metadata.MetricsBuilder).RecordErnicInterruptsDataPoint},
@@ -334,7 +353,7 @@ var deviceCounters = []struct {
 var qpCounters = []struct {
 	key    rundir.QPKey
 	name   string
-	record func(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, v int64, id, role, qp string)
+	record func(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, v int64, qp string)
 }{
 	{rundir.QPBytesSent, metadata.MetricsInfo.ErnicQpBytesSent.Name, (*metadata.MetricsBuilder).RecordErnicQpBytesSentDataPoint},
 	{rundir.QPBytesReceived, metadata.MetricsInfo.ErnicQpBytesReceived.Name, (*metadata.MetricsBuilder).RecordErnicQpBytesReceivedDataPoint},
@@ -348,7 +367,7 @@ var qpCounters = []struct {
 
 // recordStats records the device, LIF and per-QP metrics of the instance's
 // current snapshot; the builder's start time is already the instance's.
-func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.Time, ts pcommon.Timestamp) {
+func (s *ernicScraper) recordStats(st *instanceState, id string, now time.Time, ts pcommon.Timestamp) {
 	stats := st.stats
 	// counter converts a file value to the int64 of a data point; a value
 	// above 2^63-1 is not published and is logged once per process. name
@@ -369,12 +388,12 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 	if strings.HasPrefix(state, "connected") {
 		connected = 1
 	}
-	s.mb.RecordErnicConnectionUpDataPoint(ts, connected, id, role, state)
-	s.mb.RecordErnicQpCountDataPoint(ts, int64(len(stats.QPs)), id, role)
-	s.mb.RecordErnicStatsAgeDataPoint(ts, now.Sub(st.statsTime).Seconds(), id, role)
+	s.mb.RecordErnicConnectionUpDataPoint(ts, connected, state)
+	s.mb.RecordErnicQpCountDataPoint(ts, int64(len(stats.QPs)))
+	s.mb.RecordErnicStatsAgeDataPoint(ts, now.Sub(st.statsTime).Seconds())
 	if stats.HasWriteCount {
 		if v, ok := counter(stats.WriteCount, func() string { return "Write count" }); ok {
-			s.mb.RecordErnicStatsWritesDataPoint(ts, v, id, role)
+			s.mb.RecordErnicStatsWritesDataPoint(ts, v)
 		}
 	}
 
@@ -383,7 +402,7 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 		for _, k := range c.keys {
 			if raw, ok := dev.Get(k); ok {
 				if v, ok := counter(raw, k.String); ok {
-					c.record(s.mb, ts, v, id, role)
+					c.record(s.mb, ts, v)
 				}
 				break
 			}
@@ -391,24 +410,24 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 	}
 	if total, ok := sumDevice(dev, rundir.BytesSent, rundir.BytesReceived, rundir.BytesRDMARead, rundir.BytesRDMAWrite); ok {
 		if v, ok := counter(total, func() string { return "total_bytes_sent+received+rdma_read+rdma_write" }); ok {
-			s.mb.RecordErnicRdmaBytesDataPoint(ts, v, id, role)
+			s.mb.RecordErnicRdmaBytesDataPoint(ts, v)
 		}
 	}
 	if total, ok := sumDevice(dev, rundir.IPBytesTx, rundir.IPBytesRx); ok {
 		if v, ok := counter(total, func() string { return "total_ip_bytes_tx+rx" }); ok {
-			s.mb.RecordErnicIPBytesDataPoint(ts, v, id, role)
+			s.mb.RecordErnicIPBytesDataPoint(ts, v)
 		}
 	}
 
 	qps := publishedQPs(stats.QPs, s.cfg.MaxQPsPerInstance)
-	s.mb.RecordErnicQpUnpublishedDataPoint(ts, int64(len(stats.QPs)-len(qps)), id, role)
+	s.mb.RecordErnicQpUnpublishedDataPoint(ts, int64(len(stats.QPs)-len(qps)))
 	if s.bulk != nil {
-		s.recordBulk(st, qps, id, role, ts)
+		s.recordBulk(st, qps, id, ts)
 		return
 	}
 	for _, c := range stats.LIF {
 		if v, ok := counter(c.Value, func() string { return c.Name }); ok {
-			s.mb.RecordErnicLifCounterDataPoint(ts, v, id, role, c.Name)
+			s.mb.RecordErnicLifCounterDataPoint(ts, v, c.Name)
 		}
 	}
 	for _, q := range qps {
@@ -416,7 +435,7 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 		for _, c := range qpCounters {
 			if raw, ok := q.Get(c.key); ok {
 				if v, ok := counter(raw, func() string { return "QP " + handle + " " + c.key.String() }); ok {
-					c.record(s.mb, ts, v, id, role, handle)
+					c.record(s.mb, ts, v, handle)
 				}
 			}
 		}
@@ -425,13 +444,13 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 		}
 		for _, op := range q.Opcodes {
 			if v, ok := counter(op.Value, func() string { return "QP " + handle + " opcode " + op.Name }); ok {
-				s.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, v, id, role, handle, op.Name)
+				s.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, v, handle, op.Name)
 			}
 		}
 		// A wrapped `(other opcodes)` is the server's unsigned subtraction
 		// going below zero: garbage by design, dropped without a log line.
 		if q.HasOther && q.Other <= math.MaxInt64 {
-			s.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, int64(st.holdOther(q.Handle, q.Other)), id, role, handle, "other")
+			s.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, int64(st.holdOther(q.Handle, q.Other)), handle, "other")
 		}
 	}
 }
@@ -440,13 +459,14 @@ func (s *ernicScraper) recordStats(st *instanceState, id, role string, now time.
 // instance's snapshot through s.bulk, metric by metric: the same points,
 // in the same order within each metric, as the builder path of
 // recordStats.
-func (s *ernicScraper) recordBulk(st *instanceState, qps []*rundir.QP, id, role string, ts pcommon.Timestamp) {
+func (s *ernicScraper) recordBulk(st *instanceState, qps []*rundir.QP, id string, ts pcommon.Timestamp) {
 	var dps pmetric.NumberDataPointSlice
 	// points returns the points of the metric called name, added to the
 	// scrape at its first point: a metric without points is not published.
-	points := func(name string) pmetric.NumberDataPointSlice {
+	// n is the expected number of points, the slice's first capacity.
+	points := func(name string, n int) pmetric.NumberDataPointSlice {
 		if dps == (pmetric.NumberDataPointSlice{}) {
-			dps = s.bulk.slice(name)
+			dps = s.bulk.slice(name, n)
 		}
 		return dps
 	}
@@ -457,7 +477,7 @@ func (s *ernicScraper) recordBulk(st *instanceState, qps []*rundir.QP, id, role 
 				s.logOverflow(st, id, c.Name, c.Value)
 				continue
 			}
-			s.bulk.add(points(name), st.start, ts, int64(c.Value), id, role, "counter", c.Name, 0)
+			s.bulk.add(points(name, len(st.stats.LIF)), st.start, ts, int64(c.Value), "counter", c.Name, 0)
 		}
 	}
 	handles := make([]string, len(qps))
@@ -478,7 +498,7 @@ func (s *ernicScraper) recordBulk(st *instanceState, qps []*rundir.QP, id, role 
 				s.logOverflow(st, id, "QP "+handles[i]+" "+c.key.String(), raw)
 				continue
 			}
-			s.bulk.add(points(c.name), st.start, ts, int64(raw), id, role, "qp", handles[i], 0)
+			s.bulk.add(points(c.name, len(qps)), st.start, ts, int64(raw), "qp", handles[i], 0)
 		}
 	}
 	if !s.opcodeOn {
@@ -492,12 +512,12 @@ func (s *ernicScraper) recordBulk(st *instanceState, qps []*rundir.QP, id, role 
 				s.logOverflow(st, id, "QP "+handles[i]+" opcode "+op.Name, op.Value)
 				continue
 			}
-			s.bulk.add(points(name), st.start, ts, int64(op.Value), id, role, "qp", handles[i], 1).PutStr("opcode", op.Name)
+			s.bulk.add(points(name, len(qps)*(len(q.Opcodes)+1)), st.start, ts, int64(op.Value), "qp", handles[i], 1).PutStr("opcode", op.Name)
 		}
 		// A wrapped `(other opcodes)` is the server's unsigned subtraction
 		// going below zero: garbage by design, dropped without a log line.
 		if q.HasOther && q.Other <= math.MaxInt64 {
-			s.bulk.add(points(name), st.start, ts, int64(st.holdOther(q.Handle, q.Other)), id, role, "qp", handles[i], 1).PutStr("opcode", "other")
+			s.bulk.add(points(name, len(qps)*(len(q.Opcodes)+1)), st.start, ts, int64(st.holdOther(q.Handle, q.Other)), "qp", handles[i], 1).PutStr("opcode", "other")
 		}
 	}
 }
@@ -575,49 +595,6 @@ func reaggregates(mc metadata.MetricsConfig) bool {
 		}
 	}
 	return false
-}
-
-// mergeResourceMetrics joins the resource metrics of md, all emitted by one
-// builder for the same (empty) resource and scope, into the first one, so
-// that each metric appears once with all its points.
-func mergeResourceMetrics(md pmetric.Metrics) {
-	rms := md.ResourceMetrics()
-	if rms.Len() < 2 {
-		return
-	}
-	dst := rms.At(0).ScopeMetrics().At(0).Metrics()
-	byName := make(map[string]pmetric.Metric, dst.Len())
-	for i := range dst.Len() {
-		byName[dst.At(i).Name()] = dst.At(i)
-	}
-	for r := 1; r < rms.Len(); r++ {
-		sms := rms.At(r).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for i := range ms.Len() {
-				m := ms.At(i)
-				d, ok := byName[m.Name()]
-				if !ok {
-					d = dst.AppendEmpty()
-					m.MoveTo(d)
-					byName[d.Name()] = d
-					continue
-				}
-				switch m.Type() {
-				case pmetric.MetricTypeSum:
-					m.Sum().DataPoints().MoveAndAppendTo(d.Sum().DataPoints())
-				case pmetric.MetricTypeGauge:
-					m.Gauge().DataPoints().MoveAndAppendTo(d.Gauge().DataPoints())
-				}
-			}
-		}
-	}
-	first := true
-	rms.RemoveIf(func(pmetric.ResourceMetrics) bool {
-		keep := first
-		first = false
-		return !keep
-	})
 }
 
 // sumDevice adds the given device counters; false when one is missing or the

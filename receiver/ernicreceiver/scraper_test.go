@@ -120,6 +120,7 @@ func TestScrapeGolden(t *testing.T) {
 			expected, err := golden.ReadMetrics(path)
 			require.NoError(t, err)
 			require.NoError(t, pmetrictest.CompareMetrics(expected, actual,
+				pmetrictest.IgnoreResourceMetricsOrder(),
 				pmetrictest.IgnoreMetricsOrder(),
 				pmetrictest.IgnoreMetricDataPointsOrder(),
 			))
@@ -129,8 +130,15 @@ func TestScrapeGolden(t *testing.T) {
 
 // forEachPoint calls fn for every number data point of md with its metric.
 func forEachPoint(md pmetric.Metrics, fn func(m pmetric.Metric, dp pmetric.NumberDataPoint)) {
+	forEachResourcePoint(md, func(_ pcommon.Map, m pmetric.Metric, dp pmetric.NumberDataPoint) { fn(m, dp) })
+}
+
+// forEachResourcePoint calls fn for every number data point of md with its
+// resource's attributes and its metric.
+func forEachResourcePoint(md pmetric.Metrics, fn func(res pcommon.Map, m pmetric.Metric, dp pmetric.NumberDataPoint)) {
 	rms := md.ResourceMetrics()
 	for i := range rms.Len() {
+		res := rms.At(i).Resource().Attributes()
 		sms := rms.At(i).ScopeMetrics()
 		for j := range sms.Len() {
 			ms := sms.At(j).Metrics()
@@ -143,7 +151,7 @@ func forEachPoint(md pmetric.Metrics, fn func(m pmetric.Metric, dp pmetric.Numbe
 					dps = m.Gauge().DataPoints()
 				}
 				for l := range dps.Len() {
-					fn(m, dps.At(l))
+					fn(res, m, dps.At(l))
 				}
 			}
 		}
@@ -151,7 +159,8 @@ func forEachPoint(md pmetric.Metrics, fn func(m pmetric.Metric, dp pmetric.Numbe
 }
 
 // points returns the data points with a value (not staleness markers) of
-// metric name whose attributes include every pair of attrs.
+// metric name whose attributes, or whose resource's, include every pair of
+// attrs.
 func points(md pmetric.Metrics, name string, attrs ...string) []pmetric.NumberDataPoint {
 	return matching(md, false, name, attrs...)
 }
@@ -177,12 +186,15 @@ func counts(md pmetric.Metrics) (values, stale int) {
 
 func matching(md pmetric.Metrics, stale bool, name string, attrs ...string) []pmetric.NumberDataPoint {
 	var out []pmetric.NumberDataPoint
-	forEachPoint(md, func(m pmetric.Metric, dp pmetric.NumberDataPoint) {
+	forEachResourcePoint(md, func(res pcommon.Map, m pmetric.Metric, dp pmetric.NumberDataPoint) {
 		if m.Name() != name || dp.Flags().NoRecordedValue() != stale {
 			return
 		}
 		for a := 0; a+1 < len(attrs); a += 2 {
 			v, ok := dp.Attributes().Get(attrs[a])
+			if !ok {
+				v, ok = res.Get(attrs[a])
+			}
 			if !ok || v.AsString() != attrs[a+1] {
 				return
 			}
@@ -876,17 +888,15 @@ func TestReaggregationAcrossPieces(t *testing.T) {
 
 	now := scrapeNow
 	s := newTestScraper(t, f.config(func(c *Config) {
-		c.Metrics.ErnicLifCounter.EnabledAttributes = []metadata.ErnicLifCounterMetricAttributeKey{
-			metadata.ErnicLifCounterMetricAttributeKeyErnicID, metadata.ErnicLifCounterMetricAttributeKeyRole}
-		c.Metrics.ErnicQpBytesSent.EnabledAttributes = []metadata.ErnicQpBytesSentMetricAttributeKey{
-			metadata.ErnicQpBytesSentMetricAttributeKeyErnicID, metadata.ErnicQpBytesSentMetricAttributeKeyRole}
+		c.Metrics.ErnicLifCounter.EnabledAttributes = []metadata.ErnicLifCounterMetricAttributeKey{}
+		c.Metrics.ErnicQpBytesSent.EnabledAttributes = []metadata.ErnicQpBytesSentMetricAttributeKey{}
 	}), &now)
 	assert.Nil(t, s.bulk, "a metric with an attribute off is recorded by the builder")
 	md := scrapeOK(t, s)
 	lif := map[string][]int64{}
 	sent := map[string][]int64{}
-	forEachPoint(md, func(m pmetric.Metric, dp pmetric.NumberDataPoint) {
-		id, _ := dp.Attributes().Get("ernic.id")
+	forEachResourcePoint(md, func(res pcommon.Map, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		id, _ := res.Get("ernic.id")
 		switch m.Name() {
 		case "ernic.lif.counter":
 			lif[id.Str()] = append(lif[id.Str()], dp.IntValue())

@@ -10,49 +10,59 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
-// staleness ends the series that stop. It remembers the series (metric name
-// and attributes) each scrape published; a series the next scrape no longer
-// has (an instance left the manifest, a process died, a VM was detached, the
-// connection state changed, the run directory vanished) gets one data point
-// flagged NoRecordedValue. Exporters turn that into an end of the series:
-// the Prometheus exporter drops it from /metrics at once, remote write sends
-// a staleness marker, OTLP passes the flag on. Without it, the last value
-// would linger until the exporter's expiry (Prometheus: a five-minute flat
-// tail).
+// staleness ends the series that stop. It remembers the series (resource,
+// metric name and attributes) each scrape published; a series the next
+// scrape no longer has (an instance left the manifest, a process died, a VM
+// was detached, the connection state changed, the run directory vanished)
+// gets one data point flagged NoRecordedValue, in its own resource.
+// Exporters turn that into an end of the series: the Prometheus exporters
+// drop it from /metrics at once, remote write sends a staleness marker,
+// OTLP passes the flag on. Without it, the last value would linger until
+// the exporter's expiry (Prometheus: a five-minute flat tail).
 //
 // Steady state costs one compare per published point: a metric's points
 // come in the same order each scrape, so each point is first compared with
 // the series at its place in the previous scrape (sameAttrs, no hashing,
 // no allocation); only a point that differs is looked up by hash, and only
 // new series allocate. When every series of the previous scrape came again
-// in place, nothing went stale and the sweep over all series is skipped. A series is kept as its metric
-// name and its attributes encoded in one string (encodeAttrs), about 140
-// bytes a series with the map entry: at 64 instances of 1024 QPs (530,000
-// series) that is 70 MiB, where a pcommon.Map copy per series took 150 MiB.
-// Series whose 64-bit hashes collide are chained and told apart by name and
-// attributes, so a collision costs nothing but the chain.
+// in place, nothing went stale and the sweep over all series is skipped. A
+// series is kept as its resource, metric name and attributes encoded in
+// strings (encodeAttrs; the resource's string is shared by its series),
+// about 100 bytes a series with the map entry. Series whose 64-bit hashes
+// collide are chained and told apart by resource, name and attributes, so
+// a collision costs nothing but the chain.
 type staleness struct {
 	seed   maphash.Seed
 	series map[uint64]*series
 	// metrics holds an empty copy (name, unit, description, type) of every
 	// metric published, to rebuild one whose points all went stale.
 	metrics map[string]pmetric.Metric
+	// resources holds every resource with published series, by its
+	// encoded attributes.
+	resources map[string]*resource
 	// scope is the instrumentation scope of the receiver's metrics.
 	scopeName, scopeVersion string
 	gen                     uint64
-	// order is each metric's series in the order of the previous scrape.
-	order map[string][]*series
 	// count is the number of series kept.
 	count int
-	// buf holds the encoded attributes of the point being seen.
+	// buf holds the encoded attributes of the point or resource being seen.
 	buf []byte
 	// sum is (*maphash.Hash).Sum64; tests make every series collide.
 	sum func(*maphash.Hash) uint64
 }
 
-// series is one published series; next chains series whose name and
-// attributes hash alike.
+// resource is one resource with published series.
+type resource struct {
+	key string           // encodeAttrs of its attributes
+	res pcommon.Resource // a copy, for the points of its series that went stale
+	// order is each metric's series in the order of the previous scrape.
+	order map[string][]*series
+}
+
+// series is one published series; next chains series whose resource, name
+// and attributes hash alike.
 type series struct {
+	res   string // resource.key
 	name  string
 	attrs string // encodeAttrs of its attributes, in point order
 	start pcommon.Timestamp
@@ -65,15 +75,26 @@ func newStaleness(scopeName, scopeVersion string) *staleness {
 		seed:      maphash.MakeSeed(),
 		series:    map[uint64]*series{},
 		metrics:   map[string]pmetric.Metric{},
-		order:     map[string][]*series{},
+		resources: map[string]*resource{},
 		scopeName: scopeName, scopeVersion: scopeVersion,
 		sum: (*maphash.Hash).Sum64,
 	}
 }
 
-// mark records the series of md, a scrape's metrics in one resource and
-// scope as the scraper emits them, and appends a NoRecordedValue point at
-// ts for each series of the previous scrape that md lacks.
+// resourceOf returns the kept resource of rm, adding it when new.
+func (t *staleness) resourceOf(rm pmetric.ResourceMetrics) *resource {
+	t.buf = encodeAttrs(t.buf[:0], rm.Resource().Attributes())
+	if r, ok := t.resources[string(t.buf)]; ok {
+		return r
+	}
+	r := &resource{key: string(t.buf), order: map[string][]*series{}}
+	t.resources[r.key] = r
+	return r
+}
+
+// mark records the series of md, a scrape's metrics as the scraper emits
+// them (one scope per resource), and appends a NoRecordedValue point at ts
+// for each series of the previous scrape that md lacks.
 func (t *staleness) mark(md pmetric.Metrics, ts pcommon.Timestamp) {
 	t.gen++
 	var h maphash.Hash
@@ -82,6 +103,7 @@ func (t *staleness) mark(md pmetric.Metrics, ts pcommon.Timestamp) {
 	changed := false // a point out of place, or a metric with another count
 	rms := md.ResourceMetrics()
 	for r := range rms.Len() {
+		res := t.resourceOf(rms.At(r))
 		sms := rms.At(r).ScopeMetrics()
 		for j := range sms.Len() {
 			ms := sms.At(j).Metrics()
@@ -91,7 +113,7 @@ func (t *staleness) mark(md pmetric.Metrics, ts pcommon.Timestamp) {
 				if _, ok := t.metrics[name]; !ok {
 					t.metrics[name] = metricShape(m)
 				}
-				prev := t.order[name]
+				prev := res.order[name]
 				dps := numberPoints(m)
 				var next []*series // allocated at the first point out of place
 				for k := range dps.Len() {
@@ -105,14 +127,14 @@ func (t *staleness) mark(md pmetric.Metrics, ts pcommon.Timestamp) {
 						next = make([]*series, k, dps.Len())
 						copy(next, prev[:k])
 					}
-					next = append(next, t.see(&h, name, dp))
+					next = append(next, t.see(&h, res.key, name, dp))
 				}
 				if next != nil || len(prev) != dps.Len() {
 					changed = true
 					if next == nil {
 						next = prev[:dps.Len()]
 					}
-					t.order[name] = next
+					res.order[name] = next
 				}
 			}
 		}
@@ -122,16 +144,28 @@ func (t *staleness) mark(md pmetric.Metrics, ts pcommon.Timestamp) {
 		// stale, and the order of every metric is unchanged.
 		return
 	}
-	for name, o := range t.order {
-		o = slices.DeleteFunc(o, func(s *series) bool { return s.gen != t.gen })
-		if len(o) == 0 {
-			delete(t.order, name)
-		} else {
-			t.order[name] = o
+	t.count = 0
+	for key, res := range t.resources {
+		for name, o := range res.order {
+			o = slices.DeleteFunc(o, func(s *series) bool { return s.gen != t.gen })
+			if len(o) == 0 {
+				delete(res.order, name)
+			} else {
+				res.order[name] = o
+				t.count += len(o)
+			}
+		}
+		if len(res.order) == 0 {
+			delete(t.resources, key)
 		}
 	}
+	t.sweep(md, ts)
+}
 
-	var stale map[string]pmetric.NumberDataPointSlice
+// sweep appends to md a NoRecordedValue point at ts for each kept series
+// not seen in this scrape, and forgets those series.
+func (t *staleness) sweep(md pmetric.Metrics, ts pcommon.Timestamp) {
+	var out *staleOut
 	for key, s := range t.series {
 		var keep *series
 		for next := s; next != nil; {
@@ -140,15 +174,10 @@ func (t *staleness) mark(md pmetric.Metrics, ts pcommon.Timestamp) {
 				s.next, keep = keep, s
 				continue
 			}
-			if stale == nil {
-				stale = map[string]pmetric.NumberDataPointSlice{}
+			if out == nil {
+				out = t.newStaleOut(md)
 			}
-			dps, ok := stale[s.name]
-			if !ok {
-				dps = numberPoints(t.metricIn(md, s.name))
-				stale[s.name] = dps
-			}
-			dp := dps.AppendEmpty()
+			dp := out.points(s.res, s.name).AppendEmpty()
 			decodeAttrs(s.attrs, dp.Attributes())
 			dp.SetStartTimestamp(s.start)
 			dp.SetTimestamp(ts)
@@ -160,28 +189,80 @@ func (t *staleness) mark(md pmetric.Metrics, ts pcommon.Timestamp) {
 			t.series[key] = keep
 		}
 	}
-	t.count = 0
-	for _, o := range t.order {
-		t.count += len(o)
+}
+
+// staleOut finds, in a scrape's metrics, where the points of the series that
+// went stale go: their resource's scope and metric, added when missing.
+type staleOut struct {
+	t      *staleness
+	md     pmetric.Metrics
+	scopes map[string]pmetric.MetricSlice // by resource key
+	byName map[string]pmetric.NumberDataPointSlice
+}
+
+func (t *staleness) newStaleOut(md pmetric.Metrics) *staleOut {
+	o := &staleOut{t: t, md: md, scopes: map[string]pmetric.MetricSlice{}, byName: map[string]pmetric.NumberDataPointSlice{}}
+	rms := md.ResourceMetrics()
+	for r := range rms.Len() {
+		if sms := rms.At(r).ScopeMetrics(); sms.Len() > 0 {
+			key := string(encodeAttrs(nil, rms.At(r).Resource().Attributes()))
+			o.scopes[key] = sms.At(0).Metrics()
+		}
 	}
+	return o
+}
+
+// points returns the points of metric name in the resource keyed res.
+func (o *staleOut) points(res, name string) pmetric.NumberDataPointSlice {
+	key := res + "\x00" + name
+	if dps, ok := o.byName[key]; ok {
+		return dps
+	}
+	ms, ok := o.scopes[res]
+	if !ok {
+		rm := o.md.ResourceMetrics().AppendEmpty()
+		decodeAttrs(res, rm.Resource().Attributes())
+		sm := rm.ScopeMetrics().AppendEmpty()
+		sm.Scope().SetName(o.t.scopeName)
+		sm.Scope().SetVersion(o.t.scopeVersion)
+		ms = sm.Metrics()
+		o.scopes[res] = ms
+	}
+	var m pmetric.Metric
+	found := false
+	for i := range ms.Len() {
+		if ms.At(i).Name() == name {
+			m, found = ms.At(i), true
+			break
+		}
+	}
+	if !found {
+		m = ms.AppendEmpty()
+		o.t.metrics[name].CopyTo(m)
+	}
+	dps := numberPoints(m)
+	o.byName[key] = dps
+	return dps
 }
 
 // see records one published point as a series of this scrape and returns
 // it.
-func (t *staleness) see(h *maphash.Hash, name string, dp pmetric.NumberDataPoint) *series {
+func (t *staleness) see(h *maphash.Hash, res, name string, dp pmetric.NumberDataPoint) *series {
 	t.buf = encodeAttrs(t.buf[:0], dp.Attributes())
 	h.Reset()
+	h.WriteString(res)
+	h.WriteByte(0)
 	h.WriteString(name)
 	h.WriteByte(0)
 	h.Write(t.buf)
 	key := t.sum(h)
 	for s := t.series[key]; s != nil; s = s.next {
-		if s.name == name && s.attrs == string(t.buf) {
+		if s.res == res && s.name == name && s.attrs == string(t.buf) {
 			s.gen, s.start = t.gen, dp.StartTimestamp()
 			return s
 		}
 	}
-	s := &series{name: name, attrs: string(t.buf), start: dp.StartTimestamp(), gen: t.gen, next: t.series[key]}
+	s := &series{res: res, name: name, attrs: string(t.buf), start: dp.StartTimestamp(), gen: t.gen, next: t.series[key]}
 	t.series[key] = s
 	return s
 }
@@ -287,26 +368,6 @@ func decodeAttrs(enc string, m pcommon.Map) {
 		}
 		m.PutStr(k, v)
 	}
-}
-
-// metricIn returns the metric called name in md, adding it (and a resource
-// and scope when md has none) from its remembered shape.
-func (t *staleness) metricIn(md pmetric.Metrics, name string) pmetric.Metric {
-	rms := md.ResourceMetrics()
-	if rms.Len() == 0 {
-		sm := rms.AppendEmpty().ScopeMetrics().AppendEmpty()
-		sm.Scope().SetName(t.scopeName)
-		sm.Scope().SetVersion(t.scopeVersion)
-	}
-	ms := rms.At(0).ScopeMetrics().At(0).Metrics()
-	for i := range ms.Len() {
-		if ms.At(i).Name() == name {
-			return ms.At(i)
-		}
-	}
-	m := ms.AppendEmpty()
-	t.metrics[name].CopyTo(m)
-	return m
 }
 
 // metricShape returns an empty copy of m: name, description, unit, type and

@@ -18,8 +18,8 @@ import (
 // value, for instance id.
 func seriesOf(md pmetric.Metrics, id string) map[string]bool {
 	out := map[string]bool{}
-	forEachPoint(md, func(m pmetric.Metric, dp pmetric.NumberDataPoint) {
-		if v, ok := dp.Attributes().Get("ernic.id"); !ok || v.Str() != id || dp.Flags().NoRecordedValue() {
+	forEachResourcePoint(md, func(res pcommon.Map, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		if v, ok := res.Get("ernic.id"); !ok || v.Str() != id || dp.Flags().NoRecordedValue() {
 			return
 		}
 		out[m.Name()+" "+attrString(dp)] = true
@@ -61,11 +61,11 @@ func TestStalenessInstanceRemoved(t *testing.T) {
     },`):]), now)
 	md := scrapeOK(t, s)
 	staleSeries := map[string]bool{}
-	forEachPoint(md, func(m pmetric.Metric, dp pmetric.NumberDataPoint) {
+	forEachResourcePoint(md, func(res pcommon.Map, m pmetric.Metric, dp pmetric.NumberDataPoint) {
 		if !dp.Flags().NoRecordedValue() {
 			return
 		}
-		id, _ := dp.Attributes().Get("ernic.id")
+		id, _ := res.Get("ernic.id")
 		require.Equal(t, "1", id.Str(), "only instance 1's series end")
 		assert.Equal(t, tsOf(now), dp.Timestamp())
 		assert.Equal(t, tsOf(time.Unix(bootTime+10, 0)), dp.StartTimestamp(), "the series' own start")
@@ -124,20 +124,45 @@ func TestStalenessProcessDies(t *testing.T) {
 }
 
 // The run directory vanishing with nothing else published still carries
-// the markers, in the receiver's scope.
+// the markers, each in its instance's resource and the receiver's scope.
 func TestStalenessScope(t *testing.T) {
 	f := newFixture(t, "basic")
 	now := scrapeNow
 	s := newTestScraper(t, f.config(), &now)
-	scrapeOK(t, s)
+	before := scrapeOK(t, s)
 	require.NoError(t, os.RemoveAll(f.runDir))
 	now = now.Add(5 * time.Second)
 	md, err := s.scrape(context.Background())
 	require.Error(t, err)
-	require.Equal(t, 1, md.ResourceMetrics().Len())
-	sm := md.ResourceMetrics().At(0).ScopeMetrics().At(0)
-	assert.Equal(t, "github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver", sm.Scope().Name())
-	assert.Equal(t, 36-1, sm.Metrics().Len(), "every metric but the off-by-default one")
+	resources := func(md pmetric.Metrics) []string {
+		var out []string
+		for i := range md.ResourceMetrics().Len() {
+			out = append(out, attrMapString(md.ResourceMetrics().At(i).Resource().Attributes()))
+		}
+		return out
+	}
+	assert.ElementsMatch(t, resources(before), resources(md), "one resource per instance and the cluster's, as before")
+	names := map[string]bool{}
+	for i := range md.ResourceMetrics().Len() {
+		sm := md.ResourceMetrics().At(i).ScopeMetrics().At(0)
+		assert.Equal(t, "github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver", sm.Scope().Name())
+		for j := range sm.Metrics().Len() {
+			names[sm.Metrics().At(j).Name()] = true
+		}
+	}
+	assert.Len(t, names, 36-1, "every metric but the off-by-default one")
+	values, stale := counts(md)
+	assert.Zero(t, values)
+	v, _ := counts(before)
+	assert.Equal(t, v, stale, "one marker for each series of the scrape before")
+}
+
+func attrMapString(m pcommon.Map) string {
+	var s string
+	for k, v := range m.All() {
+		s += k + "=" + v.AsString() + ","
+	}
+	return s
 }
 
 // The attributes of a series come back from their encoding as they were:

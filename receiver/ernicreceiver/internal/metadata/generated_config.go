@@ -6,23 +6,13 @@ import (
 	"fmt"
 
 	"go.opentelemetry.io/collector/confmap"
-)
-
-// ErnicCommandsMetricAttributeKey specifies the key of an attribute for the ernic.commands metric.
-type ErnicCommandsMetricAttributeKey string
-
-const (
-	ErnicCommandsMetricAttributeKeyErnicID ErnicCommandsMetricAttributeKey = "ernic.id"
-	ErnicCommandsMetricAttributeKeyRole    ErnicCommandsMetricAttributeKey = "role"
+	"go.opentelemetry.io/collector/filter"
 )
 
 // ErnicCommandsMetricConfig provides config for the ernic.commands metric.
 type ErnicCommandsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                            `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicCommandsMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicCommandsMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -39,31 +29,11 @@ func (ms *ErnicCommandsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *ErnicCommandsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicCommandsMetricAttributeKeyErnicID, ErnicCommandsMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.commands doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // ErnicConnectionUpMetricAttributeKey specifies the key of an attribute for the ernic.connection.up metric.
 type ErnicConnectionUpMetricAttributeKey string
 
 const (
-	ErnicConnectionUpMetricAttributeKeyErnicID ErnicConnectionUpMetricAttributeKey = "ernic.id"
-	ErnicConnectionUpMetricAttributeKeyRole    ErnicConnectionUpMetricAttributeKey = "role"
-	ErnicConnectionUpMetricAttributeKeyState   ErnicConnectionUpMetricAttributeKey = "state"
+	ErnicConnectionUpMetricAttributeKeyState ErnicConnectionUpMetricAttributeKey = "state"
 )
 
 // ErnicConnectionUpMetricConfig provides config for the ernic.connection.up metric.
@@ -92,9 +62,9 @@ func (ms *ErnicConnectionUpMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *ErnicConnectionUpMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ErnicConnectionUpMetricAttributeKeyErnicID, ErnicConnectionUpMetricAttributeKeyRole, ErnicConnectionUpMetricAttributeKeyState:
+		case ErnicConnectionUpMetricAttributeKeyState:
 		default:
-			return fmt.Errorf("metric ernic.connection.up doesn't have an attribute %v, valid attributes: [ernic.id, role, state]", val)
+			return fmt.Errorf("metric ernic.connection.up doesn't have an attribute %v, valid attributes: [state]", val)
 		}
 	}
 
@@ -107,21 +77,10 @@ func (ms *ErnicConnectionUpMetricConfig) Validate() error {
 	return nil
 }
 
-// ErnicFlrResetMetricAttributeKey specifies the key of an attribute for the ernic.flr.reset metric.
-type ErnicFlrResetMetricAttributeKey string
-
-const (
-	ErnicFlrResetMetricAttributeKeyErnicID ErnicFlrResetMetricAttributeKey = "ernic.id"
-	ErnicFlrResetMetricAttributeKeyRole    ErnicFlrResetMetricAttributeKey = "role"
-)
-
 // ErnicFlrResetMetricConfig provides config for the ernic.flr.reset metric.
 type ErnicFlrResetMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                            `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicFlrResetMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicFlrResetMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -138,31 +97,11 @@ func (ms *ErnicFlrResetMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *ErnicFlrResetMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicFlrResetMetricAttributeKeyErnicID, ErnicFlrResetMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.flr.reset doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // ErnicInstanceUpMetricAttributeKey specifies the key of an attribute for the ernic.instance.up metric.
 type ErnicInstanceUpMetricAttributeKey string
 
 const (
-	ErnicInstanceUpMetricAttributeKeyErnicID ErnicInstanceUpMetricAttributeKey = "ernic.id"
-	ErnicInstanceUpMetricAttributeKeyRole    ErnicInstanceUpMetricAttributeKey = "role"
-	ErnicInstanceUpMetricAttributeKeyMac     ErnicInstanceUpMetricAttributeKey = "mac"
+	ErnicInstanceUpMetricAttributeKeyMac ErnicInstanceUpMetricAttributeKey = "mac"
 )
 
 // ErnicInstanceUpMetricConfig provides config for the ernic.instance.up metric.
@@ -191,9 +130,9 @@ func (ms *ErnicInstanceUpMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *ErnicInstanceUpMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ErnicInstanceUpMetricAttributeKeyErnicID, ErnicInstanceUpMetricAttributeKeyRole, ErnicInstanceUpMetricAttributeKeyMac:
+		case ErnicInstanceUpMetricAttributeKeyMac:
 		default:
-			return fmt.Errorf("metric ernic.instance.up doesn't have an attribute %v, valid attributes: [ernic.id, role, mac]", val)
+			return fmt.Errorf("metric ernic.instance.up doesn't have an attribute %v, valid attributes: [mac]", val)
 		}
 	}
 
@@ -206,21 +145,10 @@ func (ms *ErnicInstanceUpMetricConfig) Validate() error {
 	return nil
 }
 
-// ErnicInstanceUptimeMetricAttributeKey specifies the key of an attribute for the ernic.instance.uptime metric.
-type ErnicInstanceUptimeMetricAttributeKey string
-
-const (
-	ErnicInstanceUptimeMetricAttributeKeyErnicID ErnicInstanceUptimeMetricAttributeKey = "ernic.id"
-	ErnicInstanceUptimeMetricAttributeKeyRole    ErnicInstanceUptimeMetricAttributeKey = "role"
-)
-
 // ErnicInstanceUptimeMetricConfig provides config for the ernic.instance.uptime metric.
 type ErnicInstanceUptimeMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                  `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicInstanceUptimeMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicInstanceUptimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -234,24 +162,6 @@ func (ms *ErnicInstanceUptimeMetricConfig) Unmarshal(parser *confmap.Conf) error
 	}
 
 	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *ErnicInstanceUptimeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicInstanceUptimeMetricAttributeKeyErnicID, ErnicInstanceUptimeMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.instance.uptime doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
 	return nil
 }
 
@@ -275,21 +185,10 @@ func (ms *ErnicInstancesMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-// ErnicInterruptsMetricAttributeKey specifies the key of an attribute for the ernic.interrupts metric.
-type ErnicInterruptsMetricAttributeKey string
-
-const (
-	ErnicInterruptsMetricAttributeKeyErnicID ErnicInterruptsMetricAttributeKey = "ernic.id"
-	ErnicInterruptsMetricAttributeKeyRole    ErnicInterruptsMetricAttributeKey = "role"
-)
-
 // ErnicInterruptsMetricConfig provides config for the ernic.interrupts metric.
 type ErnicInterruptsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                              `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicInterruptsMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicInterruptsMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -306,39 +205,10 @@ func (ms *ErnicInterruptsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *ErnicInterruptsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicInterruptsMetricAttributeKeyErnicID, ErnicInterruptsMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.interrupts doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// ErnicIPBytesMetricAttributeKey specifies the key of an attribute for the ernic.ip.bytes metric.
-type ErnicIPBytesMetricAttributeKey string
-
-const (
-	ErnicIPBytesMetricAttributeKeyErnicID ErnicIPBytesMetricAttributeKey = "ernic.id"
-	ErnicIPBytesMetricAttributeKeyRole    ErnicIPBytesMetricAttributeKey = "role"
-)
-
 // ErnicIPBytesMetricConfig provides config for the ernic.ip.bytes metric.
 type ErnicIPBytesMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                           `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicIPBytesMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicIPBytesMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -355,39 +225,10 @@ func (ms *ErnicIPBytesMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *ErnicIPBytesMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicIPBytesMetricAttributeKeyErnicID, ErnicIPBytesMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.ip.bytes doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// ErnicIPBytesRxMetricAttributeKey specifies the key of an attribute for the ernic.ip.bytes.rx metric.
-type ErnicIPBytesRxMetricAttributeKey string
-
-const (
-	ErnicIPBytesRxMetricAttributeKeyErnicID ErnicIPBytesRxMetricAttributeKey = "ernic.id"
-	ErnicIPBytesRxMetricAttributeKeyRole    ErnicIPBytesRxMetricAttributeKey = "role"
-)
-
 // ErnicIPBytesRxMetricConfig provides config for the ernic.ip.bytes.rx metric.
 type ErnicIPBytesRxMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                             `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicIPBytesRxMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicIPBytesRxMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -404,39 +245,10 @@ func (ms *ErnicIPBytesRxMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *ErnicIPBytesRxMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicIPBytesRxMetricAttributeKeyErnicID, ErnicIPBytesRxMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.ip.bytes.rx doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// ErnicIPBytesTxMetricAttributeKey specifies the key of an attribute for the ernic.ip.bytes.tx metric.
-type ErnicIPBytesTxMetricAttributeKey string
-
-const (
-	ErnicIPBytesTxMetricAttributeKeyErnicID ErnicIPBytesTxMetricAttributeKey = "ernic.id"
-	ErnicIPBytesTxMetricAttributeKeyRole    ErnicIPBytesTxMetricAttributeKey = "role"
-)
-
 // ErnicIPBytesTxMetricConfig provides config for the ernic.ip.bytes.tx metric.
 type ErnicIPBytesTxMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                             `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicIPBytesTxMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicIPBytesTxMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -453,39 +265,10 @@ func (ms *ErnicIPBytesTxMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *ErnicIPBytesTxMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicIPBytesTxMetricAttributeKeyErnicID, ErnicIPBytesTxMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.ip.bytes.tx doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// ErnicLabelsTruncatedMetricAttributeKey specifies the key of an attribute for the ernic.labels.truncated metric.
-type ErnicLabelsTruncatedMetricAttributeKey string
-
-const (
-	ErnicLabelsTruncatedMetricAttributeKeyErnicID ErnicLabelsTruncatedMetricAttributeKey = "ernic.id"
-	ErnicLabelsTruncatedMetricAttributeKeyRole    ErnicLabelsTruncatedMetricAttributeKey = "role"
-)
-
 // ErnicLabelsTruncatedMetricConfig provides config for the ernic.labels.truncated metric.
 type ErnicLabelsTruncatedMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                   `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicLabelsTruncatedMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicLabelsTruncatedMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -502,30 +285,10 @@ func (ms *ErnicLabelsTruncatedMetricConfig) Unmarshal(parser *confmap.Conf) erro
 	return nil
 }
 
-func (ms *ErnicLabelsTruncatedMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicLabelsTruncatedMetricAttributeKeyErnicID, ErnicLabelsTruncatedMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.labels.truncated doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // ErnicLifCounterMetricAttributeKey specifies the key of an attribute for the ernic.lif.counter metric.
 type ErnicLifCounterMetricAttributeKey string
 
 const (
-	ErnicLifCounterMetricAttributeKeyErnicID ErnicLifCounterMetricAttributeKey = "ernic.id"
-	ErnicLifCounterMetricAttributeKeyRole    ErnicLifCounterMetricAttributeKey = "role"
 	ErnicLifCounterMetricAttributeKeyCounter ErnicLifCounterMetricAttributeKey = "counter"
 )
 
@@ -555,9 +318,9 @@ func (ms *ErnicLifCounterMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *ErnicLifCounterMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ErnicLifCounterMetricAttributeKeyErnicID, ErnicLifCounterMetricAttributeKeyRole, ErnicLifCounterMetricAttributeKeyCounter:
+		case ErnicLifCounterMetricAttributeKeyCounter:
 		default:
-			return fmt.Errorf("metric ernic.lif.counter doesn't have an attribute %v, valid attributes: [ernic.id, role, counter]", val)
+			return fmt.Errorf("metric ernic.lif.counter doesn't have an attribute %v, valid attributes: [counter]", val)
 		}
 	}
 
@@ -570,21 +333,10 @@ func (ms *ErnicLifCounterMetricConfig) Validate() error {
 	return nil
 }
 
-// ErnicMmioReadsMetricAttributeKey specifies the key of an attribute for the ernic.mmio.reads metric.
-type ErnicMmioReadsMetricAttributeKey string
-
-const (
-	ErnicMmioReadsMetricAttributeKeyErnicID ErnicMmioReadsMetricAttributeKey = "ernic.id"
-	ErnicMmioReadsMetricAttributeKeyRole    ErnicMmioReadsMetricAttributeKey = "role"
-)
-
 // ErnicMmioReadsMetricConfig provides config for the ernic.mmio.reads metric.
 type ErnicMmioReadsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                             `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicMmioReadsMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicMmioReadsMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -601,39 +353,10 @@ func (ms *ErnicMmioReadsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *ErnicMmioReadsMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicMmioReadsMetricAttributeKeyErnicID, ErnicMmioReadsMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.mmio.reads doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// ErnicMmioWritesMetricAttributeKey specifies the key of an attribute for the ernic.mmio.writes metric.
-type ErnicMmioWritesMetricAttributeKey string
-
-const (
-	ErnicMmioWritesMetricAttributeKeyErnicID ErnicMmioWritesMetricAttributeKey = "ernic.id"
-	ErnicMmioWritesMetricAttributeKeyRole    ErnicMmioWritesMetricAttributeKey = "role"
-)
-
 // ErnicMmioWritesMetricConfig provides config for the ernic.mmio.writes metric.
 type ErnicMmioWritesMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                              `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicMmioWritesMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicMmioWritesMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -650,31 +373,11 @@ func (ms *ErnicMmioWritesMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *ErnicMmioWritesMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicMmioWritesMetricAttributeKeyErnicID, ErnicMmioWritesMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.mmio.writes doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // ErnicQpBytesRdmaReadMetricAttributeKey specifies the key of an attribute for the ernic.qp.bytes.rdma_read metric.
 type ErnicQpBytesRdmaReadMetricAttributeKey string
 
 const (
-	ErnicQpBytesRdmaReadMetricAttributeKeyErnicID ErnicQpBytesRdmaReadMetricAttributeKey = "ernic.id"
-	ErnicQpBytesRdmaReadMetricAttributeKeyRole    ErnicQpBytesRdmaReadMetricAttributeKey = "role"
-	ErnicQpBytesRdmaReadMetricAttributeKeyQp      ErnicQpBytesRdmaReadMetricAttributeKey = "qp"
+	ErnicQpBytesRdmaReadMetricAttributeKeyQp ErnicQpBytesRdmaReadMetricAttributeKey = "qp"
 )
 
 // ErnicQpBytesRdmaReadMetricConfig provides config for the ernic.qp.bytes.rdma_read metric.
@@ -703,9 +406,9 @@ func (ms *ErnicQpBytesRdmaReadMetricConfig) Unmarshal(parser *confmap.Conf) erro
 func (ms *ErnicQpBytesRdmaReadMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ErnicQpBytesRdmaReadMetricAttributeKeyErnicID, ErnicQpBytesRdmaReadMetricAttributeKeyRole, ErnicQpBytesRdmaReadMetricAttributeKeyQp:
+		case ErnicQpBytesRdmaReadMetricAttributeKeyQp:
 		default:
-			return fmt.Errorf("metric ernic.qp.bytes.rdma_read doesn't have an attribute %v, valid attributes: [ernic.id, role, qp]", val)
+			return fmt.Errorf("metric ernic.qp.bytes.rdma_read doesn't have an attribute %v, valid attributes: [qp]", val)
 		}
 	}
 
@@ -722,9 +425,7 @@ func (ms *ErnicQpBytesRdmaReadMetricConfig) Validate() error {
 type ErnicQpBytesRdmaWriteMetricAttributeKey string
 
 const (
-	ErnicQpBytesRdmaWriteMetricAttributeKeyErnicID ErnicQpBytesRdmaWriteMetricAttributeKey = "ernic.id"
-	ErnicQpBytesRdmaWriteMetricAttributeKeyRole    ErnicQpBytesRdmaWriteMetricAttributeKey = "role"
-	ErnicQpBytesRdmaWriteMetricAttributeKeyQp      ErnicQpBytesRdmaWriteMetricAttributeKey = "qp"
+	ErnicQpBytesRdmaWriteMetricAttributeKeyQp ErnicQpBytesRdmaWriteMetricAttributeKey = "qp"
 )
 
 // ErnicQpBytesRdmaWriteMetricConfig provides config for the ernic.qp.bytes.rdma_write metric.
@@ -753,9 +454,9 @@ func (ms *ErnicQpBytesRdmaWriteMetricConfig) Unmarshal(parser *confmap.Conf) err
 func (ms *ErnicQpBytesRdmaWriteMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ErnicQpBytesRdmaWriteMetricAttributeKeyErnicID, ErnicQpBytesRdmaWriteMetricAttributeKeyRole, ErnicQpBytesRdmaWriteMetricAttributeKeyQp:
+		case ErnicQpBytesRdmaWriteMetricAttributeKeyQp:
 		default:
-			return fmt.Errorf("metric ernic.qp.bytes.rdma_write doesn't have an attribute %v, valid attributes: [ernic.id, role, qp]", val)
+			return fmt.Errorf("metric ernic.qp.bytes.rdma_write doesn't have an attribute %v, valid attributes: [qp]", val)
 		}
 	}
 
@@ -772,9 +473,7 @@ func (ms *ErnicQpBytesRdmaWriteMetricConfig) Validate() error {
 type ErnicQpBytesReceivedMetricAttributeKey string
 
 const (
-	ErnicQpBytesReceivedMetricAttributeKeyErnicID ErnicQpBytesReceivedMetricAttributeKey = "ernic.id"
-	ErnicQpBytesReceivedMetricAttributeKeyRole    ErnicQpBytesReceivedMetricAttributeKey = "role"
-	ErnicQpBytesReceivedMetricAttributeKeyQp      ErnicQpBytesReceivedMetricAttributeKey = "qp"
+	ErnicQpBytesReceivedMetricAttributeKeyQp ErnicQpBytesReceivedMetricAttributeKey = "qp"
 )
 
 // ErnicQpBytesReceivedMetricConfig provides config for the ernic.qp.bytes.received metric.
@@ -803,9 +502,9 @@ func (ms *ErnicQpBytesReceivedMetricConfig) Unmarshal(parser *confmap.Conf) erro
 func (ms *ErnicQpBytesReceivedMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ErnicQpBytesReceivedMetricAttributeKeyErnicID, ErnicQpBytesReceivedMetricAttributeKeyRole, ErnicQpBytesReceivedMetricAttributeKeyQp:
+		case ErnicQpBytesReceivedMetricAttributeKeyQp:
 		default:
-			return fmt.Errorf("metric ernic.qp.bytes.received doesn't have an attribute %v, valid attributes: [ernic.id, role, qp]", val)
+			return fmt.Errorf("metric ernic.qp.bytes.received doesn't have an attribute %v, valid attributes: [qp]", val)
 		}
 	}
 
@@ -822,9 +521,7 @@ func (ms *ErnicQpBytesReceivedMetricConfig) Validate() error {
 type ErnicQpBytesSentMetricAttributeKey string
 
 const (
-	ErnicQpBytesSentMetricAttributeKeyErnicID ErnicQpBytesSentMetricAttributeKey = "ernic.id"
-	ErnicQpBytesSentMetricAttributeKeyRole    ErnicQpBytesSentMetricAttributeKey = "role"
-	ErnicQpBytesSentMetricAttributeKeyQp      ErnicQpBytesSentMetricAttributeKey = "qp"
+	ErnicQpBytesSentMetricAttributeKeyQp ErnicQpBytesSentMetricAttributeKey = "qp"
 )
 
 // ErnicQpBytesSentMetricConfig provides config for the ernic.qp.bytes.sent metric.
@@ -853,9 +550,9 @@ func (ms *ErnicQpBytesSentMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *ErnicQpBytesSentMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ErnicQpBytesSentMetricAttributeKeyErnicID, ErnicQpBytesSentMetricAttributeKeyRole, ErnicQpBytesSentMetricAttributeKeyQp:
+		case ErnicQpBytesSentMetricAttributeKeyQp:
 		default:
-			return fmt.Errorf("metric ernic.qp.bytes.sent doesn't have an attribute %v, valid attributes: [ernic.id, role, qp]", val)
+			return fmt.Errorf("metric ernic.qp.bytes.sent doesn't have an attribute %v, valid attributes: [qp]", val)
 		}
 	}
 
@@ -868,21 +565,10 @@ func (ms *ErnicQpBytesSentMetricConfig) Validate() error {
 	return nil
 }
 
-// ErnicQpCountMetricAttributeKey specifies the key of an attribute for the ernic.qp.count metric.
-type ErnicQpCountMetricAttributeKey string
-
-const (
-	ErnicQpCountMetricAttributeKeyErnicID ErnicQpCountMetricAttributeKey = "ernic.id"
-	ErnicQpCountMetricAttributeKeyRole    ErnicQpCountMetricAttributeKey = "role"
-)
-
 // ErnicQpCountMetricConfig provides config for the ernic.qp.count metric.
 type ErnicQpCountMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                           `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicQpCountMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicQpCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -899,31 +585,11 @@ func (ms *ErnicQpCountMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *ErnicQpCountMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicQpCountMetricAttributeKeyErnicID, ErnicQpCountMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.qp.count doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // ErnicQpCqesPostedMetricAttributeKey specifies the key of an attribute for the ernic.qp.cqes.posted metric.
 type ErnicQpCqesPostedMetricAttributeKey string
 
 const (
-	ErnicQpCqesPostedMetricAttributeKeyErnicID ErnicQpCqesPostedMetricAttributeKey = "ernic.id"
-	ErnicQpCqesPostedMetricAttributeKeyRole    ErnicQpCqesPostedMetricAttributeKey = "role"
-	ErnicQpCqesPostedMetricAttributeKeyQp      ErnicQpCqesPostedMetricAttributeKey = "qp"
+	ErnicQpCqesPostedMetricAttributeKeyQp ErnicQpCqesPostedMetricAttributeKey = "qp"
 )
 
 // ErnicQpCqesPostedMetricConfig provides config for the ernic.qp.cqes.posted metric.
@@ -952,9 +618,9 @@ func (ms *ErnicQpCqesPostedMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *ErnicQpCqesPostedMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ErnicQpCqesPostedMetricAttributeKeyErnicID, ErnicQpCqesPostedMetricAttributeKeyRole, ErnicQpCqesPostedMetricAttributeKeyQp:
+		case ErnicQpCqesPostedMetricAttributeKeyQp:
 		default:
-			return fmt.Errorf("metric ernic.qp.cqes.posted doesn't have an attribute %v, valid attributes: [ernic.id, role, qp]", val)
+			return fmt.Errorf("metric ernic.qp.cqes.posted doesn't have an attribute %v, valid attributes: [qp]", val)
 		}
 	}
 
@@ -971,9 +637,7 @@ func (ms *ErnicQpCqesPostedMetricConfig) Validate() error {
 type ErnicQpDoorbellRecvMetricAttributeKey string
 
 const (
-	ErnicQpDoorbellRecvMetricAttributeKeyErnicID ErnicQpDoorbellRecvMetricAttributeKey = "ernic.id"
-	ErnicQpDoorbellRecvMetricAttributeKeyRole    ErnicQpDoorbellRecvMetricAttributeKey = "role"
-	ErnicQpDoorbellRecvMetricAttributeKeyQp      ErnicQpDoorbellRecvMetricAttributeKey = "qp"
+	ErnicQpDoorbellRecvMetricAttributeKeyQp ErnicQpDoorbellRecvMetricAttributeKey = "qp"
 )
 
 // ErnicQpDoorbellRecvMetricConfig provides config for the ernic.qp.doorbell.recv metric.
@@ -1002,9 +666,9 @@ func (ms *ErnicQpDoorbellRecvMetricConfig) Unmarshal(parser *confmap.Conf) error
 func (ms *ErnicQpDoorbellRecvMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ErnicQpDoorbellRecvMetricAttributeKeyErnicID, ErnicQpDoorbellRecvMetricAttributeKeyRole, ErnicQpDoorbellRecvMetricAttributeKeyQp:
+		case ErnicQpDoorbellRecvMetricAttributeKeyQp:
 		default:
-			return fmt.Errorf("metric ernic.qp.doorbell.recv doesn't have an attribute %v, valid attributes: [ernic.id, role, qp]", val)
+			return fmt.Errorf("metric ernic.qp.doorbell.recv doesn't have an attribute %v, valid attributes: [qp]", val)
 		}
 	}
 
@@ -1021,9 +685,7 @@ func (ms *ErnicQpDoorbellRecvMetricConfig) Validate() error {
 type ErnicQpDoorbellSendMetricAttributeKey string
 
 const (
-	ErnicQpDoorbellSendMetricAttributeKeyErnicID ErnicQpDoorbellSendMetricAttributeKey = "ernic.id"
-	ErnicQpDoorbellSendMetricAttributeKeyRole    ErnicQpDoorbellSendMetricAttributeKey = "role"
-	ErnicQpDoorbellSendMetricAttributeKeyQp      ErnicQpDoorbellSendMetricAttributeKey = "qp"
+	ErnicQpDoorbellSendMetricAttributeKeyQp ErnicQpDoorbellSendMetricAttributeKey = "qp"
 )
 
 // ErnicQpDoorbellSendMetricConfig provides config for the ernic.qp.doorbell.send metric.
@@ -1052,9 +714,9 @@ func (ms *ErnicQpDoorbellSendMetricConfig) Unmarshal(parser *confmap.Conf) error
 func (ms *ErnicQpDoorbellSendMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ErnicQpDoorbellSendMetricAttributeKeyErnicID, ErnicQpDoorbellSendMetricAttributeKeyRole, ErnicQpDoorbellSendMetricAttributeKeyQp:
+		case ErnicQpDoorbellSendMetricAttributeKeyQp:
 		default:
-			return fmt.Errorf("metric ernic.qp.doorbell.send doesn't have an attribute %v, valid attributes: [ernic.id, role, qp]", val)
+			return fmt.Errorf("metric ernic.qp.doorbell.send doesn't have an attribute %v, valid attributes: [qp]", val)
 		}
 	}
 
@@ -1067,21 +729,10 @@ func (ms *ErnicQpDoorbellSendMetricConfig) Validate() error {
 	return nil
 }
 
-// ErnicQpUnpublishedMetricAttributeKey specifies the key of an attribute for the ernic.qp.unpublished metric.
-type ErnicQpUnpublishedMetricAttributeKey string
-
-const (
-	ErnicQpUnpublishedMetricAttributeKeyErnicID ErnicQpUnpublishedMetricAttributeKey = "ernic.id"
-	ErnicQpUnpublishedMetricAttributeKeyRole    ErnicQpUnpublishedMetricAttributeKey = "role"
-)
-
 // ErnicQpUnpublishedMetricConfig provides config for the ernic.qp.unpublished metric.
 type ErnicQpUnpublishedMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                 `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicQpUnpublishedMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicQpUnpublishedMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1098,32 +749,12 @@ func (ms *ErnicQpUnpublishedMetricConfig) Unmarshal(parser *confmap.Conf) error 
 	return nil
 }
 
-func (ms *ErnicQpUnpublishedMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicQpUnpublishedMetricAttributeKeyErnicID, ErnicQpUnpublishedMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.qp.unpublished doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // ErnicQpWqesByOpcodeMetricAttributeKey specifies the key of an attribute for the ernic.qp.wqes.by_opcode metric.
 type ErnicQpWqesByOpcodeMetricAttributeKey string
 
 const (
-	ErnicQpWqesByOpcodeMetricAttributeKeyErnicID ErnicQpWqesByOpcodeMetricAttributeKey = "ernic.id"
-	ErnicQpWqesByOpcodeMetricAttributeKeyRole    ErnicQpWqesByOpcodeMetricAttributeKey = "role"
-	ErnicQpWqesByOpcodeMetricAttributeKeyQp      ErnicQpWqesByOpcodeMetricAttributeKey = "qp"
-	ErnicQpWqesByOpcodeMetricAttributeKeyOpcode  ErnicQpWqesByOpcodeMetricAttributeKey = "opcode"
+	ErnicQpWqesByOpcodeMetricAttributeKeyQp     ErnicQpWqesByOpcodeMetricAttributeKey = "qp"
+	ErnicQpWqesByOpcodeMetricAttributeKeyOpcode ErnicQpWqesByOpcodeMetricAttributeKey = "opcode"
 )
 
 // ErnicQpWqesByOpcodeMetricConfig provides config for the ernic.qp.wqes.by_opcode metric.
@@ -1152,9 +783,9 @@ func (ms *ErnicQpWqesByOpcodeMetricConfig) Unmarshal(parser *confmap.Conf) error
 func (ms *ErnicQpWqesByOpcodeMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ErnicQpWqesByOpcodeMetricAttributeKeyErnicID, ErnicQpWqesByOpcodeMetricAttributeKeyRole, ErnicQpWqesByOpcodeMetricAttributeKeyQp, ErnicQpWqesByOpcodeMetricAttributeKeyOpcode:
+		case ErnicQpWqesByOpcodeMetricAttributeKeyQp, ErnicQpWqesByOpcodeMetricAttributeKeyOpcode:
 		default:
-			return fmt.Errorf("metric ernic.qp.wqes.by_opcode doesn't have an attribute %v, valid attributes: [ernic.id, role, qp, opcode]", val)
+			return fmt.Errorf("metric ernic.qp.wqes.by_opcode doesn't have an attribute %v, valid attributes: [qp, opcode]", val)
 		}
 	}
 
@@ -1171,9 +802,7 @@ func (ms *ErnicQpWqesByOpcodeMetricConfig) Validate() error {
 type ErnicQpWqesProcessedMetricAttributeKey string
 
 const (
-	ErnicQpWqesProcessedMetricAttributeKeyErnicID ErnicQpWqesProcessedMetricAttributeKey = "ernic.id"
-	ErnicQpWqesProcessedMetricAttributeKeyRole    ErnicQpWqesProcessedMetricAttributeKey = "role"
-	ErnicQpWqesProcessedMetricAttributeKeyQp      ErnicQpWqesProcessedMetricAttributeKey = "qp"
+	ErnicQpWqesProcessedMetricAttributeKeyQp ErnicQpWqesProcessedMetricAttributeKey = "qp"
 )
 
 // ErnicQpWqesProcessedMetricConfig provides config for the ernic.qp.wqes.processed metric.
@@ -1202,9 +831,9 @@ func (ms *ErnicQpWqesProcessedMetricConfig) Unmarshal(parser *confmap.Conf) erro
 func (ms *ErnicQpWqesProcessedMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ErnicQpWqesProcessedMetricAttributeKeyErnicID, ErnicQpWqesProcessedMetricAttributeKeyRole, ErnicQpWqesProcessedMetricAttributeKeyQp:
+		case ErnicQpWqesProcessedMetricAttributeKeyQp:
 		default:
-			return fmt.Errorf("metric ernic.qp.wqes.processed doesn't have an attribute %v, valid attributes: [ernic.id, role, qp]", val)
+			return fmt.Errorf("metric ernic.qp.wqes.processed doesn't have an attribute %v, valid attributes: [qp]", val)
 		}
 	}
 
@@ -1217,21 +846,10 @@ func (ms *ErnicQpWqesProcessedMetricConfig) Validate() error {
 	return nil
 }
 
-// ErnicRdmaBytesMetricAttributeKey specifies the key of an attribute for the ernic.rdma.bytes metric.
-type ErnicRdmaBytesMetricAttributeKey string
-
-const (
-	ErnicRdmaBytesMetricAttributeKeyErnicID ErnicRdmaBytesMetricAttributeKey = "ernic.id"
-	ErnicRdmaBytesMetricAttributeKeyRole    ErnicRdmaBytesMetricAttributeKey = "role"
-)
-
 // ErnicRdmaBytesMetricConfig provides config for the ernic.rdma.bytes metric.
 type ErnicRdmaBytesMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                             `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicRdmaBytesMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicRdmaBytesMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1248,39 +866,10 @@ func (ms *ErnicRdmaBytesMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *ErnicRdmaBytesMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicRdmaBytesMetricAttributeKeyErnicID, ErnicRdmaBytesMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.rdma.bytes doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// ErnicRdmaBytesReadMetricAttributeKey specifies the key of an attribute for the ernic.rdma.bytes.read metric.
-type ErnicRdmaBytesReadMetricAttributeKey string
-
-const (
-	ErnicRdmaBytesReadMetricAttributeKeyErnicID ErnicRdmaBytesReadMetricAttributeKey = "ernic.id"
-	ErnicRdmaBytesReadMetricAttributeKeyRole    ErnicRdmaBytesReadMetricAttributeKey = "role"
-)
-
 // ErnicRdmaBytesReadMetricConfig provides config for the ernic.rdma.bytes.read metric.
 type ErnicRdmaBytesReadMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                 `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicRdmaBytesReadMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicRdmaBytesReadMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1297,39 +886,10 @@ func (ms *ErnicRdmaBytesReadMetricConfig) Unmarshal(parser *confmap.Conf) error 
 	return nil
 }
 
-func (ms *ErnicRdmaBytesReadMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicRdmaBytesReadMetricAttributeKeyErnicID, ErnicRdmaBytesReadMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.rdma.bytes.read doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// ErnicRdmaBytesReceivedMetricAttributeKey specifies the key of an attribute for the ernic.rdma.bytes.received metric.
-type ErnicRdmaBytesReceivedMetricAttributeKey string
-
-const (
-	ErnicRdmaBytesReceivedMetricAttributeKeyErnicID ErnicRdmaBytesReceivedMetricAttributeKey = "ernic.id"
-	ErnicRdmaBytesReceivedMetricAttributeKeyRole    ErnicRdmaBytesReceivedMetricAttributeKey = "role"
-)
-
 // ErnicRdmaBytesReceivedMetricConfig provides config for the ernic.rdma.bytes.received metric.
 type ErnicRdmaBytesReceivedMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                     `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicRdmaBytesReceivedMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicRdmaBytesReceivedMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1346,39 +906,10 @@ func (ms *ErnicRdmaBytesReceivedMetricConfig) Unmarshal(parser *confmap.Conf) er
 	return nil
 }
 
-func (ms *ErnicRdmaBytesReceivedMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicRdmaBytesReceivedMetricAttributeKeyErnicID, ErnicRdmaBytesReceivedMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.rdma.bytes.received doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// ErnicRdmaBytesSentMetricAttributeKey specifies the key of an attribute for the ernic.rdma.bytes.sent metric.
-type ErnicRdmaBytesSentMetricAttributeKey string
-
-const (
-	ErnicRdmaBytesSentMetricAttributeKeyErnicID ErnicRdmaBytesSentMetricAttributeKey = "ernic.id"
-	ErnicRdmaBytesSentMetricAttributeKeyRole    ErnicRdmaBytesSentMetricAttributeKey = "role"
-)
-
 // ErnicRdmaBytesSentMetricConfig provides config for the ernic.rdma.bytes.sent metric.
 type ErnicRdmaBytesSentMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                 `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicRdmaBytesSentMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicRdmaBytesSentMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1395,39 +926,10 @@ func (ms *ErnicRdmaBytesSentMetricConfig) Unmarshal(parser *confmap.Conf) error 
 	return nil
 }
 
-func (ms *ErnicRdmaBytesSentMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicRdmaBytesSentMetricAttributeKeyErnicID, ErnicRdmaBytesSentMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.rdma.bytes.sent doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// ErnicRdmaBytesWriteMetricAttributeKey specifies the key of an attribute for the ernic.rdma.bytes.write metric.
-type ErnicRdmaBytesWriteMetricAttributeKey string
-
-const (
-	ErnicRdmaBytesWriteMetricAttributeKeyErnicID ErnicRdmaBytesWriteMetricAttributeKey = "ernic.id"
-	ErnicRdmaBytesWriteMetricAttributeKeyRole    ErnicRdmaBytesWriteMetricAttributeKey = "role"
-)
-
 // ErnicRdmaBytesWriteMetricConfig provides config for the ernic.rdma.bytes.write metric.
 type ErnicRdmaBytesWriteMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                  `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicRdmaBytesWriteMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicRdmaBytesWriteMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1444,39 +946,10 @@ func (ms *ErnicRdmaBytesWriteMetricConfig) Unmarshal(parser *confmap.Conf) error
 	return nil
 }
 
-func (ms *ErnicRdmaBytesWriteMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicRdmaBytesWriteMetricAttributeKeyErnicID, ErnicRdmaBytesWriteMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.rdma.bytes.write doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// ErnicStatsAgeMetricAttributeKey specifies the key of an attribute for the ernic.stats.age metric.
-type ErnicStatsAgeMetricAttributeKey string
-
-const (
-	ErnicStatsAgeMetricAttributeKeyErnicID ErnicStatsAgeMetricAttributeKey = "ernic.id"
-	ErnicStatsAgeMetricAttributeKeyRole    ErnicStatsAgeMetricAttributeKey = "role"
-)
-
 // ErnicStatsAgeMetricConfig provides config for the ernic.stats.age metric.
 type ErnicStatsAgeMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                            `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicStatsAgeMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicStatsAgeMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1493,39 +966,10 @@ func (ms *ErnicStatsAgeMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *ErnicStatsAgeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicStatsAgeMetricAttributeKeyErnicID, ErnicStatsAgeMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.stats.age doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// ErnicStatsWritesMetricAttributeKey specifies the key of an attribute for the ernic.stats.writes metric.
-type ErnicStatsWritesMetricAttributeKey string
-
-const (
-	ErnicStatsWritesMetricAttributeKeyErnicID ErnicStatsWritesMetricAttributeKey = "ernic.id"
-	ErnicStatsWritesMetricAttributeKeyRole    ErnicStatsWritesMetricAttributeKey = "role"
-)
-
 // ErnicStatsWritesMetricConfig provides config for the ernic.stats.writes metric.
 type ErnicStatsWritesMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                               `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicStatsWritesMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicStatsWritesMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1542,31 +986,11 @@ func (ms *ErnicStatsWritesMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
-func (ms *ErnicStatsWritesMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicStatsWritesMetricAttributeKeyErnicID, ErnicStatsWritesMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.stats.writes doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
 // ErnicVMAttachedMetricAttributeKey specifies the key of an attribute for the ernic.vm.attached metric.
 type ErnicVMAttachedMetricAttributeKey string
 
 const (
-	ErnicVMAttachedMetricAttributeKeyErnicID ErnicVMAttachedMetricAttributeKey = "ernic.id"
-	ErnicVMAttachedMetricAttributeKeyRole    ErnicVMAttachedMetricAttributeKey = "role"
-	ErnicVMAttachedMetricAttributeKeyVMName  ErnicVMAttachedMetricAttributeKey = "vm.name"
+	ErnicVMAttachedMetricAttributeKeyVMName ErnicVMAttachedMetricAttributeKey = "vm.name"
 )
 
 // ErnicVMAttachedMetricConfig provides config for the ernic.vm.attached metric.
@@ -1595,9 +1019,9 @@ func (ms *ErnicVMAttachedMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *ErnicVMAttachedMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case ErnicVMAttachedMetricAttributeKeyErnicID, ErnicVMAttachedMetricAttributeKeyRole, ErnicVMAttachedMetricAttributeKeyVMName:
+		case ErnicVMAttachedMetricAttributeKeyVMName:
 		default:
-			return fmt.Errorf("metric ernic.vm.attached doesn't have an attribute %v, valid attributes: [ernic.id, role, vm.name]", val)
+			return fmt.Errorf("metric ernic.vm.attached doesn't have an attribute %v, valid attributes: [vm.name]", val)
 		}
 	}
 
@@ -1610,21 +1034,10 @@ func (ms *ErnicVMAttachedMetricConfig) Validate() error {
 	return nil
 }
 
-// ErnicVMGpuPassthroughMetricAttributeKey specifies the key of an attribute for the ernic.vm.gpu_passthrough metric.
-type ErnicVMGpuPassthroughMetricAttributeKey string
-
-const (
-	ErnicVMGpuPassthroughMetricAttributeKeyErnicID ErnicVMGpuPassthroughMetricAttributeKey = "ernic.id"
-	ErnicVMGpuPassthroughMetricAttributeKeyRole    ErnicVMGpuPassthroughMetricAttributeKey = "role"
-)
-
 // ErnicVMGpuPassthroughMetricConfig provides config for the ernic.vm.gpu_passthrough metric.
 type ErnicVMGpuPassthroughMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                                    `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicVMGpuPassthroughMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicVMGpuPassthroughMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1641,39 +1054,10 @@ func (ms *ErnicVMGpuPassthroughMetricConfig) Unmarshal(parser *confmap.Conf) err
 	return nil
 }
 
-func (ms *ErnicVMGpuPassthroughMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicVMGpuPassthroughMetricAttributeKeyErnicID, ErnicVMGpuPassthroughMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.vm.gpu_passthrough doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
-	return nil
-}
-
-// ErnicVMUptimeMetricAttributeKey specifies the key of an attribute for the ernic.vm.uptime metric.
-type ErnicVMUptimeMetricAttributeKey string
-
-const (
-	ErnicVMUptimeMetricAttributeKeyErnicID ErnicVMUptimeMetricAttributeKey = "ernic.id"
-	ErnicVMUptimeMetricAttributeKeyRole    ErnicVMUptimeMetricAttributeKey = "role"
-)
-
 // ErnicVMUptimeMetricConfig provides config for the ernic.vm.uptime metric.
 type ErnicVMUptimeMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
 	enabledSetByUser bool
-
-	AggregationStrategy string                            `mapstructure:"aggregation_strategy"`
-	EnabledAttributes   []ErnicVMUptimeMetricAttributeKey `mapstructure:"attributes"`
 }
 
 func (ms *ErnicVMUptimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
@@ -1687,24 +1071,6 @@ func (ms *ErnicVMUptimeMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	}
 
 	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
-func (ms *ErnicVMUptimeMetricConfig) Validate() error {
-	for _, val := range ms.EnabledAttributes {
-		switch val {
-		case ErnicVMUptimeMetricAttributeKeyErnicID, ErnicVMUptimeMetricAttributeKeyRole:
-		default:
-			return fmt.Errorf("metric ernic.vm.uptime doesn't have an attribute %v, valid attributes: [ernic.id, role]", val)
-		}
-	}
-
-	switch ms.AggregationStrategy {
-	case AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax:
-	default:
-		return fmt.Errorf("invalid aggregation strategy %q, valid strategies: [%s, %s, %s, %s]", ms.AggregationStrategy, AggregationStrategySum, AggregationStrategyAvg, AggregationStrategyMin, AggregationStrategyMax)
-	}
-
 	return nil
 }
 
@@ -1771,177 +1137,135 @@ type MetricsConfig struct {
 func DefaultMetricsConfig() MetricsConfig {
 	return MetricsConfig{
 		ErnicCommands: ErnicCommandsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicCommandsMetricAttributeKey{ErnicCommandsMetricAttributeKeyErnicID, ErnicCommandsMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicConnectionUp: ErnicConnectionUpMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ErnicConnectionUpMetricAttributeKey{ErnicConnectionUpMetricAttributeKeyErnicID, ErnicConnectionUpMetricAttributeKeyRole, ErnicConnectionUpMetricAttributeKeyState},
+			EnabledAttributes:   []ErnicConnectionUpMetricAttributeKey{ErnicConnectionUpMetricAttributeKeyState},
 		},
 		ErnicFlrReset: ErnicFlrResetMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicFlrResetMetricAttributeKey{ErnicFlrResetMetricAttributeKeyErnicID, ErnicFlrResetMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicInstanceUp: ErnicInstanceUpMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ErnicInstanceUpMetricAttributeKey{ErnicInstanceUpMetricAttributeKeyErnicID, ErnicInstanceUpMetricAttributeKeyRole, ErnicInstanceUpMetricAttributeKeyMac},
+			EnabledAttributes:   []ErnicInstanceUpMetricAttributeKey{ErnicInstanceUpMetricAttributeKeyMac},
 		},
 		ErnicInstanceUptime: ErnicInstanceUptimeMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ErnicInstanceUptimeMetricAttributeKey{ErnicInstanceUptimeMetricAttributeKeyErnicID, ErnicInstanceUptimeMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicInstances: ErnicInstancesMetricConfig{
 			Enabled: true,
 		},
 		ErnicInterrupts: ErnicInterruptsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicInterruptsMetricAttributeKey{ErnicInterruptsMetricAttributeKeyErnicID, ErnicInterruptsMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicIPBytes: ErnicIPBytesMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicIPBytesMetricAttributeKey{ErnicIPBytesMetricAttributeKeyErnicID, ErnicIPBytesMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicIPBytesRx: ErnicIPBytesRxMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicIPBytesRxMetricAttributeKey{ErnicIPBytesRxMetricAttributeKeyErnicID, ErnicIPBytesRxMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicIPBytesTx: ErnicIPBytesTxMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicIPBytesTxMetricAttributeKey{ErnicIPBytesTxMetricAttributeKeyErnicID, ErnicIPBytesTxMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicLabelsTruncated: ErnicLabelsTruncatedMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ErnicLabelsTruncatedMetricAttributeKey{ErnicLabelsTruncatedMetricAttributeKeyErnicID, ErnicLabelsTruncatedMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicLifCounter: ErnicLifCounterMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicLifCounterMetricAttributeKey{ErnicLifCounterMetricAttributeKeyErnicID, ErnicLifCounterMetricAttributeKeyRole, ErnicLifCounterMetricAttributeKeyCounter},
+			EnabledAttributes:   []ErnicLifCounterMetricAttributeKey{ErnicLifCounterMetricAttributeKeyCounter},
 		},
 		ErnicMmioReads: ErnicMmioReadsMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicMmioReadsMetricAttributeKey{ErnicMmioReadsMetricAttributeKeyErnicID, ErnicMmioReadsMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicMmioWrites: ErnicMmioWritesMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicMmioWritesMetricAttributeKey{ErnicMmioWritesMetricAttributeKeyErnicID, ErnicMmioWritesMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicQpBytesRdmaRead: ErnicQpBytesRdmaReadMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicQpBytesRdmaReadMetricAttributeKey{ErnicQpBytesRdmaReadMetricAttributeKeyErnicID, ErnicQpBytesRdmaReadMetricAttributeKeyRole, ErnicQpBytesRdmaReadMetricAttributeKeyQp},
+			EnabledAttributes:   []ErnicQpBytesRdmaReadMetricAttributeKey{ErnicQpBytesRdmaReadMetricAttributeKeyQp},
 		},
 		ErnicQpBytesRdmaWrite: ErnicQpBytesRdmaWriteMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicQpBytesRdmaWriteMetricAttributeKey{ErnicQpBytesRdmaWriteMetricAttributeKeyErnicID, ErnicQpBytesRdmaWriteMetricAttributeKeyRole, ErnicQpBytesRdmaWriteMetricAttributeKeyQp},
+			EnabledAttributes:   []ErnicQpBytesRdmaWriteMetricAttributeKey{ErnicQpBytesRdmaWriteMetricAttributeKeyQp},
 		},
 		ErnicQpBytesReceived: ErnicQpBytesReceivedMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicQpBytesReceivedMetricAttributeKey{ErnicQpBytesReceivedMetricAttributeKeyErnicID, ErnicQpBytesReceivedMetricAttributeKeyRole, ErnicQpBytesReceivedMetricAttributeKeyQp},
+			EnabledAttributes:   []ErnicQpBytesReceivedMetricAttributeKey{ErnicQpBytesReceivedMetricAttributeKeyQp},
 		},
 		ErnicQpBytesSent: ErnicQpBytesSentMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicQpBytesSentMetricAttributeKey{ErnicQpBytesSentMetricAttributeKeyErnicID, ErnicQpBytesSentMetricAttributeKeyRole, ErnicQpBytesSentMetricAttributeKeyQp},
+			EnabledAttributes:   []ErnicQpBytesSentMetricAttributeKey{ErnicQpBytesSentMetricAttributeKeyQp},
 		},
 		ErnicQpCount: ErnicQpCountMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ErnicQpCountMetricAttributeKey{ErnicQpCountMetricAttributeKeyErnicID, ErnicQpCountMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicQpCqesPosted: ErnicQpCqesPostedMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicQpCqesPostedMetricAttributeKey{ErnicQpCqesPostedMetricAttributeKeyErnicID, ErnicQpCqesPostedMetricAttributeKeyRole, ErnicQpCqesPostedMetricAttributeKeyQp},
+			EnabledAttributes:   []ErnicQpCqesPostedMetricAttributeKey{ErnicQpCqesPostedMetricAttributeKeyQp},
 		},
 		ErnicQpDoorbellRecv: ErnicQpDoorbellRecvMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicQpDoorbellRecvMetricAttributeKey{ErnicQpDoorbellRecvMetricAttributeKeyErnicID, ErnicQpDoorbellRecvMetricAttributeKeyRole, ErnicQpDoorbellRecvMetricAttributeKeyQp},
+			EnabledAttributes:   []ErnicQpDoorbellRecvMetricAttributeKey{ErnicQpDoorbellRecvMetricAttributeKeyQp},
 		},
 		ErnicQpDoorbellSend: ErnicQpDoorbellSendMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicQpDoorbellSendMetricAttributeKey{ErnicQpDoorbellSendMetricAttributeKeyErnicID, ErnicQpDoorbellSendMetricAttributeKeyRole, ErnicQpDoorbellSendMetricAttributeKeyQp},
+			EnabledAttributes:   []ErnicQpDoorbellSendMetricAttributeKey{ErnicQpDoorbellSendMetricAttributeKeyQp},
 		},
 		ErnicQpUnpublished: ErnicQpUnpublishedMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ErnicQpUnpublishedMetricAttributeKey{ErnicQpUnpublishedMetricAttributeKeyErnicID, ErnicQpUnpublishedMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicQpWqesByOpcode: ErnicQpWqesByOpcodeMetricConfig{
 			Enabled:             false,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicQpWqesByOpcodeMetricAttributeKey{ErnicQpWqesByOpcodeMetricAttributeKeyErnicID, ErnicQpWqesByOpcodeMetricAttributeKeyRole, ErnicQpWqesByOpcodeMetricAttributeKeyQp, ErnicQpWqesByOpcodeMetricAttributeKeyOpcode},
+			EnabledAttributes:   []ErnicQpWqesByOpcodeMetricAttributeKey{ErnicQpWqesByOpcodeMetricAttributeKeyQp, ErnicQpWqesByOpcodeMetricAttributeKeyOpcode},
 		},
 		ErnicQpWqesProcessed: ErnicQpWqesProcessedMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicQpWqesProcessedMetricAttributeKey{ErnicQpWqesProcessedMetricAttributeKeyErnicID, ErnicQpWqesProcessedMetricAttributeKeyRole, ErnicQpWqesProcessedMetricAttributeKeyQp},
+			EnabledAttributes:   []ErnicQpWqesProcessedMetricAttributeKey{ErnicQpWqesProcessedMetricAttributeKeyQp},
 		},
 		ErnicRdmaBytes: ErnicRdmaBytesMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicRdmaBytesMetricAttributeKey{ErnicRdmaBytesMetricAttributeKeyErnicID, ErnicRdmaBytesMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicRdmaBytesRead: ErnicRdmaBytesReadMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicRdmaBytesReadMetricAttributeKey{ErnicRdmaBytesReadMetricAttributeKeyErnicID, ErnicRdmaBytesReadMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicRdmaBytesReceived: ErnicRdmaBytesReceivedMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicRdmaBytesReceivedMetricAttributeKey{ErnicRdmaBytesReceivedMetricAttributeKeyErnicID, ErnicRdmaBytesReceivedMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicRdmaBytesSent: ErnicRdmaBytesSentMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicRdmaBytesSentMetricAttributeKey{ErnicRdmaBytesSentMetricAttributeKeyErnicID, ErnicRdmaBytesSentMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicRdmaBytesWrite: ErnicRdmaBytesWriteMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicRdmaBytesWriteMetricAttributeKey{ErnicRdmaBytesWriteMetricAttributeKeyErnicID, ErnicRdmaBytesWriteMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicStatsAge: ErnicStatsAgeMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ErnicStatsAgeMetricAttributeKey{ErnicStatsAgeMetricAttributeKeyErnicID, ErnicStatsAgeMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicStatsWrites: ErnicStatsWritesMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategySum,
-			EnabledAttributes:   []ErnicStatsWritesMetricAttributeKey{ErnicStatsWritesMetricAttributeKeyErnicID, ErnicStatsWritesMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicVMAttached: ErnicVMAttachedMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ErnicVMAttachedMetricAttributeKey{ErnicVMAttachedMetricAttributeKeyErnicID, ErnicVMAttachedMetricAttributeKeyRole, ErnicVMAttachedMetricAttributeKeyVMName},
+			EnabledAttributes:   []ErnicVMAttachedMetricAttributeKey{ErnicVMAttachedMetricAttributeKeyVMName},
 		},
 		ErnicVMGpuPassthrough: ErnicVMGpuPassthroughMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ErnicVMGpuPassthroughMetricAttributeKey{ErnicVMGpuPassthroughMetricAttributeKeyErnicID, ErnicVMGpuPassthroughMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicVMUptime: ErnicVMUptimeMetricConfig{
-			Enabled:             true,
-			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []ErnicVMUptimeMetricAttributeKey{ErnicVMUptimeMetricAttributeKeyErnicID, ErnicVMUptimeMetricAttributeKeyRole},
+			Enabled: true,
 		},
 		ErnicVms: ErnicVmsMetricConfig{
 			Enabled: true,
@@ -1949,14 +1273,59 @@ func DefaultMetricsConfig() MetricsConfig {
 	}
 }
 
+// ResourceAttributeConfig provides common config for a particular resource attribute.
+type ResourceAttributeConfig struct {
+	Enabled bool `mapstructure:"enabled"`
+	// Experimental: MetricsInclude defines a list of filters for attribute values.
+	// If the list is not empty, only metrics with matching resource attribute values will be emitted.
+	MetricsInclude []filter.Config `mapstructure:"metrics_include"`
+	// Experimental: MetricsExclude defines a list of filters for attribute values.
+	// If the list is not empty, metrics with matching resource attribute values will not be emitted.
+	// MetricsInclude has higher priority than MetricsExclude.
+	MetricsExclude []filter.Config `mapstructure:"metrics_exclude"`
+
+	enabledSetByUser bool
+}
+
+func (rac *ResourceAttributeConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+	err := parser.Unmarshal(rac)
+	if err != nil {
+		return err
+	}
+	rac.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
+// ResourceAttributesConfig provides config for ernic resource attributes.
+type ResourceAttributesConfig struct {
+	ErnicID ResourceAttributeConfig `mapstructure:"ernic.id"`
+	Role    ResourceAttributeConfig `mapstructure:"role"`
+}
+
+func DefaultResourceAttributesConfig() ResourceAttributesConfig {
+	return ResourceAttributesConfig{
+		ErnicID: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		Role: ResourceAttributeConfig{
+			Enabled: true,
+		},
+	}
+}
+
 // MetricsBuilderConfig is a configuration for ernic metrics builder.
 type MetricsBuilderConfig struct {
-	Metrics MetricsConfig `mapstructure:"metrics"`
+	Metrics            MetricsConfig            `mapstructure:"metrics"`
+	ResourceAttributes ResourceAttributesConfig `mapstructure:"resource_attributes"`
 }
 
 func NewDefaultMetricsBuilderConfig() MetricsBuilderConfig {
 	return MetricsBuilderConfig{
-		Metrics: DefaultMetricsConfig(),
+		Metrics:            DefaultMetricsConfig(),
+		ResourceAttributes: DefaultResourceAttributesConfig(),
 	}
 }
 

@@ -27,181 +27,143 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
 					ErnicCommands: ErnicCommandsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicCommandsMetricAttributeKey{ErnicCommandsMetricAttributeKeyErnicID, ErnicCommandsMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicConnectionUp: ErnicConnectionUpMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ErnicConnectionUpMetricAttributeKey{ErnicConnectionUpMetricAttributeKeyErnicID, ErnicConnectionUpMetricAttributeKeyRole, ErnicConnectionUpMetricAttributeKeyState},
+						EnabledAttributes:   []ErnicConnectionUpMetricAttributeKey{ErnicConnectionUpMetricAttributeKeyState},
 					},
 					ErnicFlrReset: ErnicFlrResetMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicFlrResetMetricAttributeKey{ErnicFlrResetMetricAttributeKeyErnicID, ErnicFlrResetMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicInstanceUp: ErnicInstanceUpMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ErnicInstanceUpMetricAttributeKey{ErnicInstanceUpMetricAttributeKeyErnicID, ErnicInstanceUpMetricAttributeKeyRole, ErnicInstanceUpMetricAttributeKeyMac},
+						EnabledAttributes:   []ErnicInstanceUpMetricAttributeKey{ErnicInstanceUpMetricAttributeKeyMac},
 					},
 					ErnicInstanceUptime: ErnicInstanceUptimeMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ErnicInstanceUptimeMetricAttributeKey{ErnicInstanceUptimeMetricAttributeKeyErnicID, ErnicInstanceUptimeMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicInstances: ErnicInstancesMetricConfig{
 						Enabled: true,
 					},
 					ErnicInterrupts: ErnicInterruptsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicInterruptsMetricAttributeKey{ErnicInterruptsMetricAttributeKeyErnicID, ErnicInterruptsMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicIPBytes: ErnicIPBytesMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicIPBytesMetricAttributeKey{ErnicIPBytesMetricAttributeKeyErnicID, ErnicIPBytesMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicIPBytesRx: ErnicIPBytesRxMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicIPBytesRxMetricAttributeKey{ErnicIPBytesRxMetricAttributeKeyErnicID, ErnicIPBytesRxMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicIPBytesTx: ErnicIPBytesTxMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicIPBytesTxMetricAttributeKey{ErnicIPBytesTxMetricAttributeKeyErnicID, ErnicIPBytesTxMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicLabelsTruncated: ErnicLabelsTruncatedMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ErnicLabelsTruncatedMetricAttributeKey{ErnicLabelsTruncatedMetricAttributeKeyErnicID, ErnicLabelsTruncatedMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicLifCounter: ErnicLifCounterMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicLifCounterMetricAttributeKey{ErnicLifCounterMetricAttributeKeyErnicID, ErnicLifCounterMetricAttributeKeyRole, ErnicLifCounterMetricAttributeKeyCounter},
+						EnabledAttributes:   []ErnicLifCounterMetricAttributeKey{ErnicLifCounterMetricAttributeKeyCounter},
 					},
 					ErnicMmioReads: ErnicMmioReadsMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicMmioReadsMetricAttributeKey{ErnicMmioReadsMetricAttributeKeyErnicID, ErnicMmioReadsMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicMmioWrites: ErnicMmioWritesMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicMmioWritesMetricAttributeKey{ErnicMmioWritesMetricAttributeKeyErnicID, ErnicMmioWritesMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicQpBytesRdmaRead: ErnicQpBytesRdmaReadMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicQpBytesRdmaReadMetricAttributeKey{ErnicQpBytesRdmaReadMetricAttributeKeyErnicID, ErnicQpBytesRdmaReadMetricAttributeKeyRole, ErnicQpBytesRdmaReadMetricAttributeKeyQp},
+						EnabledAttributes:   []ErnicQpBytesRdmaReadMetricAttributeKey{ErnicQpBytesRdmaReadMetricAttributeKeyQp},
 					},
 					ErnicQpBytesRdmaWrite: ErnicQpBytesRdmaWriteMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicQpBytesRdmaWriteMetricAttributeKey{ErnicQpBytesRdmaWriteMetricAttributeKeyErnicID, ErnicQpBytesRdmaWriteMetricAttributeKeyRole, ErnicQpBytesRdmaWriteMetricAttributeKeyQp},
+						EnabledAttributes:   []ErnicQpBytesRdmaWriteMetricAttributeKey{ErnicQpBytesRdmaWriteMetricAttributeKeyQp},
 					},
 					ErnicQpBytesReceived: ErnicQpBytesReceivedMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicQpBytesReceivedMetricAttributeKey{ErnicQpBytesReceivedMetricAttributeKeyErnicID, ErnicQpBytesReceivedMetricAttributeKeyRole, ErnicQpBytesReceivedMetricAttributeKeyQp},
+						EnabledAttributes:   []ErnicQpBytesReceivedMetricAttributeKey{ErnicQpBytesReceivedMetricAttributeKeyQp},
 					},
 					ErnicQpBytesSent: ErnicQpBytesSentMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicQpBytesSentMetricAttributeKey{ErnicQpBytesSentMetricAttributeKeyErnicID, ErnicQpBytesSentMetricAttributeKeyRole, ErnicQpBytesSentMetricAttributeKeyQp},
+						EnabledAttributes:   []ErnicQpBytesSentMetricAttributeKey{ErnicQpBytesSentMetricAttributeKeyQp},
 					},
 					ErnicQpCount: ErnicQpCountMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ErnicQpCountMetricAttributeKey{ErnicQpCountMetricAttributeKeyErnicID, ErnicQpCountMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicQpCqesPosted: ErnicQpCqesPostedMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicQpCqesPostedMetricAttributeKey{ErnicQpCqesPostedMetricAttributeKeyErnicID, ErnicQpCqesPostedMetricAttributeKeyRole, ErnicQpCqesPostedMetricAttributeKeyQp},
+						EnabledAttributes:   []ErnicQpCqesPostedMetricAttributeKey{ErnicQpCqesPostedMetricAttributeKeyQp},
 					},
 					ErnicQpDoorbellRecv: ErnicQpDoorbellRecvMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicQpDoorbellRecvMetricAttributeKey{ErnicQpDoorbellRecvMetricAttributeKeyErnicID, ErnicQpDoorbellRecvMetricAttributeKeyRole, ErnicQpDoorbellRecvMetricAttributeKeyQp},
+						EnabledAttributes:   []ErnicQpDoorbellRecvMetricAttributeKey{ErnicQpDoorbellRecvMetricAttributeKeyQp},
 					},
 					ErnicQpDoorbellSend: ErnicQpDoorbellSendMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicQpDoorbellSendMetricAttributeKey{ErnicQpDoorbellSendMetricAttributeKeyErnicID, ErnicQpDoorbellSendMetricAttributeKeyRole, ErnicQpDoorbellSendMetricAttributeKeyQp},
+						EnabledAttributes:   []ErnicQpDoorbellSendMetricAttributeKey{ErnicQpDoorbellSendMetricAttributeKeyQp},
 					},
 					ErnicQpUnpublished: ErnicQpUnpublishedMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ErnicQpUnpublishedMetricAttributeKey{ErnicQpUnpublishedMetricAttributeKeyErnicID, ErnicQpUnpublishedMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicQpWqesByOpcode: ErnicQpWqesByOpcodeMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicQpWqesByOpcodeMetricAttributeKey{ErnicQpWqesByOpcodeMetricAttributeKeyErnicID, ErnicQpWqesByOpcodeMetricAttributeKeyRole, ErnicQpWqesByOpcodeMetricAttributeKeyQp, ErnicQpWqesByOpcodeMetricAttributeKeyOpcode},
+						EnabledAttributes:   []ErnicQpWqesByOpcodeMetricAttributeKey{ErnicQpWqesByOpcodeMetricAttributeKeyQp, ErnicQpWqesByOpcodeMetricAttributeKeyOpcode},
 					},
 					ErnicQpWqesProcessed: ErnicQpWqesProcessedMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicQpWqesProcessedMetricAttributeKey{ErnicQpWqesProcessedMetricAttributeKeyErnicID, ErnicQpWqesProcessedMetricAttributeKeyRole, ErnicQpWqesProcessedMetricAttributeKeyQp},
+						EnabledAttributes:   []ErnicQpWqesProcessedMetricAttributeKey{ErnicQpWqesProcessedMetricAttributeKeyQp},
 					},
 					ErnicRdmaBytes: ErnicRdmaBytesMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicRdmaBytesMetricAttributeKey{ErnicRdmaBytesMetricAttributeKeyErnicID, ErnicRdmaBytesMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicRdmaBytesRead: ErnicRdmaBytesReadMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicRdmaBytesReadMetricAttributeKey{ErnicRdmaBytesReadMetricAttributeKeyErnicID, ErnicRdmaBytesReadMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicRdmaBytesReceived: ErnicRdmaBytesReceivedMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicRdmaBytesReceivedMetricAttributeKey{ErnicRdmaBytesReceivedMetricAttributeKeyErnicID, ErnicRdmaBytesReceivedMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicRdmaBytesSent: ErnicRdmaBytesSentMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicRdmaBytesSentMetricAttributeKey{ErnicRdmaBytesSentMetricAttributeKeyErnicID, ErnicRdmaBytesSentMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicRdmaBytesWrite: ErnicRdmaBytesWriteMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicRdmaBytesWriteMetricAttributeKey{ErnicRdmaBytesWriteMetricAttributeKeyErnicID, ErnicRdmaBytesWriteMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicStatsAge: ErnicStatsAgeMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ErnicStatsAgeMetricAttributeKey{ErnicStatsAgeMetricAttributeKeyErnicID, ErnicStatsAgeMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicStatsWrites: ErnicStatsWritesMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicStatsWritesMetricAttributeKey{ErnicStatsWritesMetricAttributeKeyErnicID, ErnicStatsWritesMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicVMAttached: ErnicVMAttachedMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ErnicVMAttachedMetricAttributeKey{ErnicVMAttachedMetricAttributeKeyErnicID, ErnicVMAttachedMetricAttributeKeyRole, ErnicVMAttachedMetricAttributeKeyVMName},
+						EnabledAttributes:   []ErnicVMAttachedMetricAttributeKey{ErnicVMAttachedMetricAttributeKeyVMName},
 					},
 					ErnicVMGpuPassthrough: ErnicVMGpuPassthroughMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ErnicVMGpuPassthroughMetricAttributeKey{ErnicVMGpuPassthroughMetricAttributeKeyErnicID, ErnicVMGpuPassthroughMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicVMUptime: ErnicVMUptimeMetricConfig{
-						Enabled:             true,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ErnicVMUptimeMetricAttributeKey{ErnicVMUptimeMetricAttributeKeyErnicID, ErnicVMUptimeMetricAttributeKeyRole},
+						Enabled: true,
 					},
 					ErnicVms: ErnicVmsMetricConfig{
 						Enabled: true,
 					},
+				},
+				ResourceAttributes: ResourceAttributesConfig{
+					ErnicID: ResourceAttributeConfig{Enabled: true},
+					Role:    ResourceAttributeConfig{Enabled: true},
 				},
 			},
 		},
@@ -210,181 +172,143 @@ func TestMetricsBuilderConfig(t *testing.T) {
 			want: MetricsBuilderConfig{
 				Metrics: MetricsConfig{
 					ErnicCommands: ErnicCommandsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicCommandsMetricAttributeKey{ErnicCommandsMetricAttributeKeyErnicID, ErnicCommandsMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicConnectionUp: ErnicConnectionUpMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ErnicConnectionUpMetricAttributeKey{ErnicConnectionUpMetricAttributeKeyErnicID, ErnicConnectionUpMetricAttributeKeyRole, ErnicConnectionUpMetricAttributeKeyState},
+						EnabledAttributes:   []ErnicConnectionUpMetricAttributeKey{ErnicConnectionUpMetricAttributeKeyState},
 					},
 					ErnicFlrReset: ErnicFlrResetMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicFlrResetMetricAttributeKey{ErnicFlrResetMetricAttributeKeyErnicID, ErnicFlrResetMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicInstanceUp: ErnicInstanceUpMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ErnicInstanceUpMetricAttributeKey{ErnicInstanceUpMetricAttributeKeyErnicID, ErnicInstanceUpMetricAttributeKeyRole, ErnicInstanceUpMetricAttributeKeyMac},
+						EnabledAttributes:   []ErnicInstanceUpMetricAttributeKey{ErnicInstanceUpMetricAttributeKeyMac},
 					},
 					ErnicInstanceUptime: ErnicInstanceUptimeMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ErnicInstanceUptimeMetricAttributeKey{ErnicInstanceUptimeMetricAttributeKeyErnicID, ErnicInstanceUptimeMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicInstances: ErnicInstancesMetricConfig{
 						Enabled: false,
 					},
 					ErnicInterrupts: ErnicInterruptsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicInterruptsMetricAttributeKey{ErnicInterruptsMetricAttributeKeyErnicID, ErnicInterruptsMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicIPBytes: ErnicIPBytesMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicIPBytesMetricAttributeKey{ErnicIPBytesMetricAttributeKeyErnicID, ErnicIPBytesMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicIPBytesRx: ErnicIPBytesRxMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicIPBytesRxMetricAttributeKey{ErnicIPBytesRxMetricAttributeKeyErnicID, ErnicIPBytesRxMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicIPBytesTx: ErnicIPBytesTxMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicIPBytesTxMetricAttributeKey{ErnicIPBytesTxMetricAttributeKeyErnicID, ErnicIPBytesTxMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicLabelsTruncated: ErnicLabelsTruncatedMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ErnicLabelsTruncatedMetricAttributeKey{ErnicLabelsTruncatedMetricAttributeKeyErnicID, ErnicLabelsTruncatedMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicLifCounter: ErnicLifCounterMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicLifCounterMetricAttributeKey{ErnicLifCounterMetricAttributeKeyErnicID, ErnicLifCounterMetricAttributeKeyRole, ErnicLifCounterMetricAttributeKeyCounter},
+						EnabledAttributes:   []ErnicLifCounterMetricAttributeKey{ErnicLifCounterMetricAttributeKeyCounter},
 					},
 					ErnicMmioReads: ErnicMmioReadsMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicMmioReadsMetricAttributeKey{ErnicMmioReadsMetricAttributeKeyErnicID, ErnicMmioReadsMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicMmioWrites: ErnicMmioWritesMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicMmioWritesMetricAttributeKey{ErnicMmioWritesMetricAttributeKeyErnicID, ErnicMmioWritesMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicQpBytesRdmaRead: ErnicQpBytesRdmaReadMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicQpBytesRdmaReadMetricAttributeKey{ErnicQpBytesRdmaReadMetricAttributeKeyErnicID, ErnicQpBytesRdmaReadMetricAttributeKeyRole, ErnicQpBytesRdmaReadMetricAttributeKeyQp},
+						EnabledAttributes:   []ErnicQpBytesRdmaReadMetricAttributeKey{ErnicQpBytesRdmaReadMetricAttributeKeyQp},
 					},
 					ErnicQpBytesRdmaWrite: ErnicQpBytesRdmaWriteMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicQpBytesRdmaWriteMetricAttributeKey{ErnicQpBytesRdmaWriteMetricAttributeKeyErnicID, ErnicQpBytesRdmaWriteMetricAttributeKeyRole, ErnicQpBytesRdmaWriteMetricAttributeKeyQp},
+						EnabledAttributes:   []ErnicQpBytesRdmaWriteMetricAttributeKey{ErnicQpBytesRdmaWriteMetricAttributeKeyQp},
 					},
 					ErnicQpBytesReceived: ErnicQpBytesReceivedMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicQpBytesReceivedMetricAttributeKey{ErnicQpBytesReceivedMetricAttributeKeyErnicID, ErnicQpBytesReceivedMetricAttributeKeyRole, ErnicQpBytesReceivedMetricAttributeKeyQp},
+						EnabledAttributes:   []ErnicQpBytesReceivedMetricAttributeKey{ErnicQpBytesReceivedMetricAttributeKeyQp},
 					},
 					ErnicQpBytesSent: ErnicQpBytesSentMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicQpBytesSentMetricAttributeKey{ErnicQpBytesSentMetricAttributeKeyErnicID, ErnicQpBytesSentMetricAttributeKeyRole, ErnicQpBytesSentMetricAttributeKeyQp},
+						EnabledAttributes:   []ErnicQpBytesSentMetricAttributeKey{ErnicQpBytesSentMetricAttributeKeyQp},
 					},
 					ErnicQpCount: ErnicQpCountMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ErnicQpCountMetricAttributeKey{ErnicQpCountMetricAttributeKeyErnicID, ErnicQpCountMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicQpCqesPosted: ErnicQpCqesPostedMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicQpCqesPostedMetricAttributeKey{ErnicQpCqesPostedMetricAttributeKeyErnicID, ErnicQpCqesPostedMetricAttributeKeyRole, ErnicQpCqesPostedMetricAttributeKeyQp},
+						EnabledAttributes:   []ErnicQpCqesPostedMetricAttributeKey{ErnicQpCqesPostedMetricAttributeKeyQp},
 					},
 					ErnicQpDoorbellRecv: ErnicQpDoorbellRecvMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicQpDoorbellRecvMetricAttributeKey{ErnicQpDoorbellRecvMetricAttributeKeyErnicID, ErnicQpDoorbellRecvMetricAttributeKeyRole, ErnicQpDoorbellRecvMetricAttributeKeyQp},
+						EnabledAttributes:   []ErnicQpDoorbellRecvMetricAttributeKey{ErnicQpDoorbellRecvMetricAttributeKeyQp},
 					},
 					ErnicQpDoorbellSend: ErnicQpDoorbellSendMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicQpDoorbellSendMetricAttributeKey{ErnicQpDoorbellSendMetricAttributeKeyErnicID, ErnicQpDoorbellSendMetricAttributeKeyRole, ErnicQpDoorbellSendMetricAttributeKeyQp},
+						EnabledAttributes:   []ErnicQpDoorbellSendMetricAttributeKey{ErnicQpDoorbellSendMetricAttributeKeyQp},
 					},
 					ErnicQpUnpublished: ErnicQpUnpublishedMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ErnicQpUnpublishedMetricAttributeKey{ErnicQpUnpublishedMetricAttributeKeyErnicID, ErnicQpUnpublishedMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicQpWqesByOpcode: ErnicQpWqesByOpcodeMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicQpWqesByOpcodeMetricAttributeKey{ErnicQpWqesByOpcodeMetricAttributeKeyErnicID, ErnicQpWqesByOpcodeMetricAttributeKeyRole, ErnicQpWqesByOpcodeMetricAttributeKeyQp, ErnicQpWqesByOpcodeMetricAttributeKeyOpcode},
+						EnabledAttributes:   []ErnicQpWqesByOpcodeMetricAttributeKey{ErnicQpWqesByOpcodeMetricAttributeKeyQp, ErnicQpWqesByOpcodeMetricAttributeKeyOpcode},
 					},
 					ErnicQpWqesProcessed: ErnicQpWqesProcessedMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicQpWqesProcessedMetricAttributeKey{ErnicQpWqesProcessedMetricAttributeKeyErnicID, ErnicQpWqesProcessedMetricAttributeKeyRole, ErnicQpWqesProcessedMetricAttributeKeyQp},
+						EnabledAttributes:   []ErnicQpWqesProcessedMetricAttributeKey{ErnicQpWqesProcessedMetricAttributeKeyQp},
 					},
 					ErnicRdmaBytes: ErnicRdmaBytesMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicRdmaBytesMetricAttributeKey{ErnicRdmaBytesMetricAttributeKeyErnicID, ErnicRdmaBytesMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicRdmaBytesRead: ErnicRdmaBytesReadMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicRdmaBytesReadMetricAttributeKey{ErnicRdmaBytesReadMetricAttributeKeyErnicID, ErnicRdmaBytesReadMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicRdmaBytesReceived: ErnicRdmaBytesReceivedMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicRdmaBytesReceivedMetricAttributeKey{ErnicRdmaBytesReceivedMetricAttributeKeyErnicID, ErnicRdmaBytesReceivedMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicRdmaBytesSent: ErnicRdmaBytesSentMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicRdmaBytesSentMetricAttributeKey{ErnicRdmaBytesSentMetricAttributeKeyErnicID, ErnicRdmaBytesSentMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicRdmaBytesWrite: ErnicRdmaBytesWriteMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicRdmaBytesWriteMetricAttributeKey{ErnicRdmaBytesWriteMetricAttributeKeyErnicID, ErnicRdmaBytesWriteMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicStatsAge: ErnicStatsAgeMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ErnicStatsAgeMetricAttributeKey{ErnicStatsAgeMetricAttributeKeyErnicID, ErnicStatsAgeMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicStatsWrites: ErnicStatsWritesMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategySum,
-						EnabledAttributes:   []ErnicStatsWritesMetricAttributeKey{ErnicStatsWritesMetricAttributeKeyErnicID, ErnicStatsWritesMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicVMAttached: ErnicVMAttachedMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ErnicVMAttachedMetricAttributeKey{ErnicVMAttachedMetricAttributeKeyErnicID, ErnicVMAttachedMetricAttributeKeyRole, ErnicVMAttachedMetricAttributeKeyVMName},
+						EnabledAttributes:   []ErnicVMAttachedMetricAttributeKey{ErnicVMAttachedMetricAttributeKeyVMName},
 					},
 					ErnicVMGpuPassthrough: ErnicVMGpuPassthroughMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ErnicVMGpuPassthroughMetricAttributeKey{ErnicVMGpuPassthroughMetricAttributeKeyErnicID, ErnicVMGpuPassthroughMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicVMUptime: ErnicVMUptimeMetricConfig{
-						Enabled:             false,
-						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []ErnicVMUptimeMetricAttributeKey{ErnicVMUptimeMetricAttributeKeyErnicID, ErnicVMUptimeMetricAttributeKeyRole},
+						Enabled: false,
 					},
 					ErnicVms: ErnicVmsMetricConfig{
 						Enabled: false,
 					},
+				},
+				ResourceAttributes: ResourceAttributesConfig{
+					ErnicID: ResourceAttributeConfig{Enabled: false},
+					Role:    ResourceAttributeConfig{Enabled: false},
 				},
 			},
 		},
@@ -392,21 +316,10 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ErnicCommandsMetricConfig{}, ErnicConnectionUpMetricConfig{}, ErnicFlrResetMetricConfig{}, ErnicInstanceUpMetricConfig{}, ErnicInstanceUptimeMetricConfig{}, ErnicInstancesMetricConfig{}, ErnicInterruptsMetricConfig{}, ErnicIPBytesMetricConfig{}, ErnicIPBytesRxMetricConfig{}, ErnicIPBytesTxMetricConfig{}, ErnicLabelsTruncatedMetricConfig{}, ErnicLifCounterMetricConfig{}, ErnicMmioReadsMetricConfig{}, ErnicMmioWritesMetricConfig{}, ErnicQpBytesRdmaReadMetricConfig{}, ErnicQpBytesRdmaWriteMetricConfig{}, ErnicQpBytesReceivedMetricConfig{}, ErnicQpBytesSentMetricConfig{}, ErnicQpCountMetricConfig{}, ErnicQpCqesPostedMetricConfig{}, ErnicQpDoorbellRecvMetricConfig{}, ErnicQpDoorbellSendMetricConfig{}, ErnicQpUnpublishedMetricConfig{}, ErnicQpWqesByOpcodeMetricConfig{}, ErnicQpWqesProcessedMetricConfig{}, ErnicRdmaBytesMetricConfig{}, ErnicRdmaBytesReadMetricConfig{}, ErnicRdmaBytesReceivedMetricConfig{}, ErnicRdmaBytesSentMetricConfig{}, ErnicRdmaBytesWriteMetricConfig{}, ErnicStatsAgeMetricConfig{}, ErnicStatsWritesMetricConfig{}, ErnicVMAttachedMetricConfig{}, ErnicVMGpuPassthroughMetricConfig{}, ErnicVMUptimeMetricConfig{}, ErnicVmsMetricConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ErnicCommandsMetricConfig{}, ErnicConnectionUpMetricConfig{}, ErnicFlrResetMetricConfig{}, ErnicInstanceUpMetricConfig{}, ErnicInstanceUptimeMetricConfig{}, ErnicInstancesMetricConfig{}, ErnicInterruptsMetricConfig{}, ErnicIPBytesMetricConfig{}, ErnicIPBytesRxMetricConfig{}, ErnicIPBytesTxMetricConfig{}, ErnicLabelsTruncatedMetricConfig{}, ErnicLifCounterMetricConfig{}, ErnicMmioReadsMetricConfig{}, ErnicMmioWritesMetricConfig{}, ErnicQpBytesRdmaReadMetricConfig{}, ErnicQpBytesRdmaWriteMetricConfig{}, ErnicQpBytesReceivedMetricConfig{}, ErnicQpBytesSentMetricConfig{}, ErnicQpCountMetricConfig{}, ErnicQpCqesPostedMetricConfig{}, ErnicQpDoorbellRecvMetricConfig{}, ErnicQpDoorbellSendMetricConfig{}, ErnicQpUnpublishedMetricConfig{}, ErnicQpWqesByOpcodeMetricConfig{}, ErnicQpWqesProcessedMetricConfig{}, ErnicRdmaBytesMetricConfig{}, ErnicRdmaBytesReadMetricConfig{}, ErnicRdmaBytesReceivedMetricConfig{}, ErnicRdmaBytesSentMetricConfig{}, ErnicRdmaBytesWriteMetricConfig{}, ErnicStatsAgeMetricConfig{}, ErnicStatsWritesMetricConfig{}, ErnicVMAttachedMetricConfig{}, ErnicVMGpuPassthroughMetricConfig{}, ErnicVMUptimeMetricConfig{}, ErnicVmsMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
-}
-func TestErnicCommandsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicCommands
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicCommandsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.commands doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicCommands
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
 
 func TestErnicConnectionUpMetricsConfig_Validate(t *testing.T) {
@@ -414,21 +327,9 @@ func TestErnicConnectionUpMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ErnicConnectionUpMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.connection.up doesn't have an attribute invalid, valid attributes: [ernic.id, role, state]")
+	require.ErrorContains(t, cfg.Validate(), "metric ernic.connection.up doesn't have an attribute invalid, valid attributes: [state]")
 
 	cfg = DefaultMetricsConfig().ErnicConnectionUp
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestErnicFlrResetMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicFlrReset
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicFlrResetMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.flr.reset doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicFlrReset
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -438,81 +339,9 @@ func TestErnicInstanceUpMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ErnicInstanceUpMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.instance.up doesn't have an attribute invalid, valid attributes: [ernic.id, role, mac]")
+	require.ErrorContains(t, cfg.Validate(), "metric ernic.instance.up doesn't have an attribute invalid, valid attributes: [mac]")
 
 	cfg = DefaultMetricsConfig().ErnicInstanceUp
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestErnicInstanceUptimeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicInstanceUptime
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicInstanceUptimeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.instance.uptime doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicInstanceUptime
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestErnicInterruptsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicInterrupts
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicInterruptsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.interrupts doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicInterrupts
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestErnicIPBytesMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicIPBytes
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicIPBytesMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.ip.bytes doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicIPBytes
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestErnicIPBytesRxMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicIPBytesRx
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicIPBytesRxMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.ip.bytes.rx doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicIPBytesRx
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestErnicIPBytesTxMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicIPBytesTx
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicIPBytesTxMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.ip.bytes.tx doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicIPBytesTx
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestErnicLabelsTruncatedMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicLabelsTruncated
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicLabelsTruncatedMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.labels.truncated doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicLabelsTruncated
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -522,33 +351,9 @@ func TestErnicLifCounterMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ErnicLifCounterMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.lif.counter doesn't have an attribute invalid, valid attributes: [ernic.id, role, counter]")
+	require.ErrorContains(t, cfg.Validate(), "metric ernic.lif.counter doesn't have an attribute invalid, valid attributes: [counter]")
 
 	cfg = DefaultMetricsConfig().ErnicLifCounter
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestErnicMmioReadsMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicMmioReads
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicMmioReadsMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.mmio.reads doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicMmioReads
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestErnicMmioWritesMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicMmioWrites
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicMmioWritesMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.mmio.writes doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicMmioWrites
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -558,7 +363,7 @@ func TestErnicQpBytesRdmaReadMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ErnicQpBytesRdmaReadMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.qp.bytes.rdma_read doesn't have an attribute invalid, valid attributes: [ernic.id, role, qp]")
+	require.ErrorContains(t, cfg.Validate(), "metric ernic.qp.bytes.rdma_read doesn't have an attribute invalid, valid attributes: [qp]")
 
 	cfg = DefaultMetricsConfig().ErnicQpBytesRdmaRead
 	cfg.AggregationStrategy = "invalid"
@@ -570,7 +375,7 @@ func TestErnicQpBytesRdmaWriteMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ErnicQpBytesRdmaWriteMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.qp.bytes.rdma_write doesn't have an attribute invalid, valid attributes: [ernic.id, role, qp]")
+	require.ErrorContains(t, cfg.Validate(), "metric ernic.qp.bytes.rdma_write doesn't have an attribute invalid, valid attributes: [qp]")
 
 	cfg = DefaultMetricsConfig().ErnicQpBytesRdmaWrite
 	cfg.AggregationStrategy = "invalid"
@@ -582,7 +387,7 @@ func TestErnicQpBytesReceivedMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ErnicQpBytesReceivedMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.qp.bytes.received doesn't have an attribute invalid, valid attributes: [ernic.id, role, qp]")
+	require.ErrorContains(t, cfg.Validate(), "metric ernic.qp.bytes.received doesn't have an attribute invalid, valid attributes: [qp]")
 
 	cfg = DefaultMetricsConfig().ErnicQpBytesReceived
 	cfg.AggregationStrategy = "invalid"
@@ -594,21 +399,9 @@ func TestErnicQpBytesSentMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ErnicQpBytesSentMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.qp.bytes.sent doesn't have an attribute invalid, valid attributes: [ernic.id, role, qp]")
+	require.ErrorContains(t, cfg.Validate(), "metric ernic.qp.bytes.sent doesn't have an attribute invalid, valid attributes: [qp]")
 
 	cfg = DefaultMetricsConfig().ErnicQpBytesSent
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestErnicQpCountMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicQpCount
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicQpCountMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.qp.count doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicQpCount
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -618,7 +411,7 @@ func TestErnicQpCqesPostedMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ErnicQpCqesPostedMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.qp.cqes.posted doesn't have an attribute invalid, valid attributes: [ernic.id, role, qp]")
+	require.ErrorContains(t, cfg.Validate(), "metric ernic.qp.cqes.posted doesn't have an attribute invalid, valid attributes: [qp]")
 
 	cfg = DefaultMetricsConfig().ErnicQpCqesPosted
 	cfg.AggregationStrategy = "invalid"
@@ -630,7 +423,7 @@ func TestErnicQpDoorbellRecvMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ErnicQpDoorbellRecvMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.qp.doorbell.recv doesn't have an attribute invalid, valid attributes: [ernic.id, role, qp]")
+	require.ErrorContains(t, cfg.Validate(), "metric ernic.qp.doorbell.recv doesn't have an attribute invalid, valid attributes: [qp]")
 
 	cfg = DefaultMetricsConfig().ErnicQpDoorbellRecv
 	cfg.AggregationStrategy = "invalid"
@@ -642,21 +435,9 @@ func TestErnicQpDoorbellSendMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ErnicQpDoorbellSendMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.qp.doorbell.send doesn't have an attribute invalid, valid attributes: [ernic.id, role, qp]")
+	require.ErrorContains(t, cfg.Validate(), "metric ernic.qp.doorbell.send doesn't have an attribute invalid, valid attributes: [qp]")
 
 	cfg = DefaultMetricsConfig().ErnicQpDoorbellSend
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestErnicQpUnpublishedMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicQpUnpublished
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicQpUnpublishedMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.qp.unpublished doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicQpUnpublished
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -666,7 +447,7 @@ func TestErnicQpWqesByOpcodeMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ErnicQpWqesByOpcodeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.qp.wqes.by_opcode doesn't have an attribute invalid, valid attributes: [ernic.id, role, qp, opcode]")
+	require.ErrorContains(t, cfg.Validate(), "metric ernic.qp.wqes.by_opcode doesn't have an attribute invalid, valid attributes: [qp, opcode]")
 
 	cfg = DefaultMetricsConfig().ErnicQpWqesByOpcode
 	cfg.AggregationStrategy = "invalid"
@@ -678,93 +459,9 @@ func TestErnicQpWqesProcessedMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ErnicQpWqesProcessedMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.qp.wqes.processed doesn't have an attribute invalid, valid attributes: [ernic.id, role, qp]")
+	require.ErrorContains(t, cfg.Validate(), "metric ernic.qp.wqes.processed doesn't have an attribute invalid, valid attributes: [qp]")
 
 	cfg = DefaultMetricsConfig().ErnicQpWqesProcessed
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestErnicRdmaBytesMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicRdmaBytes
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicRdmaBytesMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.rdma.bytes doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicRdmaBytes
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestErnicRdmaBytesReadMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicRdmaBytesRead
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicRdmaBytesReadMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.rdma.bytes.read doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicRdmaBytesRead
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestErnicRdmaBytesReceivedMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicRdmaBytesReceived
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicRdmaBytesReceivedMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.rdma.bytes.received doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicRdmaBytesReceived
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestErnicRdmaBytesSentMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicRdmaBytesSent
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicRdmaBytesSentMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.rdma.bytes.sent doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicRdmaBytesSent
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestErnicRdmaBytesWriteMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicRdmaBytesWrite
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicRdmaBytesWriteMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.rdma.bytes.write doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicRdmaBytesWrite
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestErnicStatsAgeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicStatsAge
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicStatsAgeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.stats.age doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicStatsAge
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestErnicStatsWritesMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicStatsWrites
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicStatsWritesMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.stats.writes doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicStatsWrites
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -774,33 +471,9 @@ func TestErnicVMAttachedMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []ErnicVMAttachedMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.vm.attached doesn't have an attribute invalid, valid attributes: [ernic.id, role, vm.name]")
+	require.ErrorContains(t, cfg.Validate(), "metric ernic.vm.attached doesn't have an attribute invalid, valid attributes: [vm.name]")
 
 	cfg = DefaultMetricsConfig().ErnicVMAttached
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestErnicVMGpuPassthroughMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicVMGpuPassthrough
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicVMGpuPassthroughMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.vm.gpu_passthrough doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicVMGpuPassthrough
-	cfg.AggregationStrategy = "invalid"
-	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
-}
-
-func TestErnicVMUptimeMetricsConfig_Validate(t *testing.T) {
-	cfg := DefaultMetricsConfig().ErnicVMUptime
-	require.NoError(t, cfg.Validate())
-
-	cfg.EnabledAttributes = []ErnicVMUptimeMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric ernic.vm.uptime doesn't have an attribute invalid, valid attributes: [ernic.id, role]")
-
-	cfg = DefaultMetricsConfig().ErnicVMUptime
 	cfg.AggregationStrategy = "invalid"
 	require.ErrorContains(t, cfg.Validate(), "invalid aggregation strategy")
 }
@@ -812,5 +485,50 @@ func loadMetricsBuilderConfig(t *testing.T, name string) MetricsBuilderConfig {
 	require.NoError(t, err)
 	cfg := NewDefaultMetricsBuilderConfig()
 	require.NoError(t, sub.Unmarshal(&cfg, confmap.WithIgnoreUnused()))
+	return cfg
+}
+
+func TestResourceAttributesConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		want ResourceAttributesConfig
+	}{
+		{
+			name: "default",
+			want: DefaultResourceAttributesConfig(),
+		},
+		{
+			name: "all_set",
+			want: ResourceAttributesConfig{
+				ErnicID: ResourceAttributeConfig{Enabled: true},
+				Role:    ResourceAttributeConfig{Enabled: true},
+			},
+		},
+		{
+			name: "none_set",
+			want: ResourceAttributesConfig{
+				ErnicID: ResourceAttributeConfig{Enabled: false},
+				Role:    ResourceAttributeConfig{Enabled: false},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := loadResourceAttributesConfig(t, tt.name)
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ResourceAttributeConfig{}))
+			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
+		})
+	}
+}
+
+func loadResourceAttributesConfig(t *testing.T, name string) ResourceAttributesConfig {
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	sub, err := cm.Sub(name)
+	require.NoError(t, err)
+	sub, err = sub.Sub("resource_attributes")
+	require.NoError(t, err)
+	cfg := DefaultResourceAttributesConfig()
+	require.NoError(t, sub.Unmarshal(&cfg))
 	return cfg
 }

@@ -4,6 +4,7 @@ package metadata
 
 import (
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/filter"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
@@ -20,143 +21,122 @@ const (
 
 var MetricsInfo = metricsInfo{
 	ErnicCommands: metricInfo{
-		Name:       "ernic.commands",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.commands",
 	},
 	ErnicConnectionUp: metricInfo{
 		Name:       "ernic.connection.up",
-		Attributes: []string{"ernic.id", "role", "state"},
+		Attributes: []string{"state"},
 	},
 	ErnicFlrReset: metricInfo{
-		Name:       "ernic.flr.reset",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.flr.reset",
 	},
 	ErnicInstanceUp: metricInfo{
 		Name:       "ernic.instance.up",
-		Attributes: []string{"ernic.id", "role", "mac"},
+		Attributes: []string{"mac"},
 	},
 	ErnicInstanceUptime: metricInfo{
-		Name:       "ernic.instance.uptime",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.instance.uptime",
 	},
 	ErnicInstances: metricInfo{
 		Name: "ernic.instances",
 	},
 	ErnicInterrupts: metricInfo{
-		Name:       "ernic.interrupts",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.interrupts",
 	},
 	ErnicIPBytes: metricInfo{
-		Name:       "ernic.ip.bytes",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.ip.bytes",
 	},
 	ErnicIPBytesRx: metricInfo{
-		Name:       "ernic.ip.bytes.rx",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.ip.bytes.rx",
 	},
 	ErnicIPBytesTx: metricInfo{
-		Name:       "ernic.ip.bytes.tx",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.ip.bytes.tx",
 	},
 	ErnicLabelsTruncated: metricInfo{
-		Name:       "ernic.labels.truncated",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.labels.truncated",
 	},
 	ErnicLifCounter: metricInfo{
 		Name:       "ernic.lif.counter",
-		Attributes: []string{"ernic.id", "role", "counter"},
+		Attributes: []string{"counter"},
 	},
 	ErnicMmioReads: metricInfo{
-		Name:       "ernic.mmio.reads",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.mmio.reads",
 	},
 	ErnicMmioWrites: metricInfo{
-		Name:       "ernic.mmio.writes",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.mmio.writes",
 	},
 	ErnicQpBytesRdmaRead: metricInfo{
 		Name:       "ernic.qp.bytes.rdma_read",
-		Attributes: []string{"ernic.id", "role", "qp"},
+		Attributes: []string{"qp"},
 	},
 	ErnicQpBytesRdmaWrite: metricInfo{
 		Name:       "ernic.qp.bytes.rdma_write",
-		Attributes: []string{"ernic.id", "role", "qp"},
+		Attributes: []string{"qp"},
 	},
 	ErnicQpBytesReceived: metricInfo{
 		Name:       "ernic.qp.bytes.received",
-		Attributes: []string{"ernic.id", "role", "qp"},
+		Attributes: []string{"qp"},
 	},
 	ErnicQpBytesSent: metricInfo{
 		Name:       "ernic.qp.bytes.sent",
-		Attributes: []string{"ernic.id", "role", "qp"},
+		Attributes: []string{"qp"},
 	},
 	ErnicQpCount: metricInfo{
-		Name:       "ernic.qp.count",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.qp.count",
 	},
 	ErnicQpCqesPosted: metricInfo{
 		Name:       "ernic.qp.cqes.posted",
-		Attributes: []string{"ernic.id", "role", "qp"},
+		Attributes: []string{"qp"},
 	},
 	ErnicQpDoorbellRecv: metricInfo{
 		Name:       "ernic.qp.doorbell.recv",
-		Attributes: []string{"ernic.id", "role", "qp"},
+		Attributes: []string{"qp"},
 	},
 	ErnicQpDoorbellSend: metricInfo{
 		Name:       "ernic.qp.doorbell.send",
-		Attributes: []string{"ernic.id", "role", "qp"},
+		Attributes: []string{"qp"},
 	},
 	ErnicQpUnpublished: metricInfo{
-		Name:       "ernic.qp.unpublished",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.qp.unpublished",
 	},
 	ErnicQpWqesByOpcode: metricInfo{
 		Name:       "ernic.qp.wqes.by_opcode",
-		Attributes: []string{"ernic.id", "role", "qp", "opcode"},
+		Attributes: []string{"qp", "opcode"},
 	},
 	ErnicQpWqesProcessed: metricInfo{
 		Name:       "ernic.qp.wqes.processed",
-		Attributes: []string{"ernic.id", "role", "qp"},
+		Attributes: []string{"qp"},
 	},
 	ErnicRdmaBytes: metricInfo{
-		Name:       "ernic.rdma.bytes",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.rdma.bytes",
 	},
 	ErnicRdmaBytesRead: metricInfo{
-		Name:       "ernic.rdma.bytes.read",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.rdma.bytes.read",
 	},
 	ErnicRdmaBytesReceived: metricInfo{
-		Name:       "ernic.rdma.bytes.received",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.rdma.bytes.received",
 	},
 	ErnicRdmaBytesSent: metricInfo{
-		Name:       "ernic.rdma.bytes.sent",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.rdma.bytes.sent",
 	},
 	ErnicRdmaBytesWrite: metricInfo{
-		Name:       "ernic.rdma.bytes.write",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.rdma.bytes.write",
 	},
 	ErnicStatsAge: metricInfo{
-		Name:       "ernic.stats.age",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.stats.age",
 	},
 	ErnicStatsWrites: metricInfo{
-		Name:       "ernic.stats.writes",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.stats.writes",
 	},
 	ErnicVMAttached: metricInfo{
 		Name:       "ernic.vm.attached",
-		Attributes: []string{"ernic.id", "role", "vm.name"},
+		Attributes: []string{"vm.name"},
 	},
 	ErnicVMGpuPassthrough: metricInfo{
-		Name:       "ernic.vm.gpu_passthrough",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.vm.gpu_passthrough",
 	},
 	ErnicVMUptime: metricInfo{
-		Name:       "ernic.vm.uptime",
-		Attributes: []string{"ernic.id", "role"},
+		Name: "ernic.vm.uptime",
 	},
 	ErnicVms: metricInfo{
 		Name: "ernic.vms",
@@ -208,10 +188,9 @@ type metricInfo struct {
 }
 
 type metricErnicCommands struct {
-	data          pmetric.Metric            // data buffer for generated metric.
-	config        ErnicCommandsMetricConfig // metric config provided by user.
-	capacity      int                       // max observed number of data points added to the metric.
-	aggDataPoints []int64                   // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric            // data buffer for generated metric.
+	config   ErnicCommandsMetricConfig // metric config provided by user.
+	capacity int                       // max observed number of data points added to the metric.
 }
 
 // init fills ernic.commands metric with initial data.
@@ -222,52 +201,16 @@ func (m *metricErnicCommands) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicCommands) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicCommands) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicCommandsMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicCommandsMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -280,11 +223,6 @@ func (m *metricErnicCommands) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicCommands) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -318,7 +256,7 @@ func (m *metricErnicConnectionUp) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicConnectionUp) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, stateAttributeValue string) {
+func (m *metricErnicConnectionUp) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, stateAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -326,12 +264,6 @@ func (m *metricErnicConnectionUp) recordDataPoint(start pcommon.Timestamp, ts pc
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicConnectionUpMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicConnectionUpMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
 	if slices.Contains(m.config.EnabledAttributes, ErnicConnectionUpMetricAttributeKeyState) {
 		dp.Attributes().PutStr("state", stateAttributeValue)
 	}
@@ -397,10 +329,9 @@ func newMetricErnicConnectionUp(cfg ErnicConnectionUpMetricConfig) metricErnicCo
 }
 
 type metricErnicFlrReset struct {
-	data          pmetric.Metric            // data buffer for generated metric.
-	config        ErnicFlrResetMetricConfig // metric config provided by user.
-	capacity      int                       // max observed number of data points added to the metric.
-	aggDataPoints []int64                   // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric            // data buffer for generated metric.
+	config   ErnicFlrResetMetricConfig // metric config provided by user.
+	capacity int                       // max observed number of data points added to the metric.
 }
 
 // init fills ernic.flr.reset metric with initial data.
@@ -411,52 +342,16 @@ func (m *metricErnicFlrReset) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicFlrReset) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicFlrReset) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicFlrResetMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicFlrResetMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -469,11 +364,6 @@ func (m *metricErnicFlrReset) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicFlrReset) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -507,7 +397,7 @@ func (m *metricErnicInstanceUp) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicInstanceUp) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, macAttributeValue string) {
+func (m *metricErnicInstanceUp) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, macAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -515,12 +405,6 @@ func (m *metricErnicInstanceUp) recordDataPoint(start pcommon.Timestamp, ts pcom
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicInstanceUpMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicInstanceUpMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
 	if slices.Contains(m.config.EnabledAttributes, ErnicInstanceUpMetricAttributeKeyMac) {
 		dp.Attributes().PutStr("mac", macAttributeValue)
 	}
@@ -586,10 +470,9 @@ func newMetricErnicInstanceUp(cfg ErnicInstanceUpMetricConfig) metricErnicInstan
 }
 
 type metricErnicInstanceUptime struct {
-	data          pmetric.Metric                  // data buffer for generated metric.
-	config        ErnicInstanceUptimeMetricConfig // metric config provided by user.
-	capacity      int                             // max observed number of data points added to the metric.
-	aggDataPoints []float64                       // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                  // data buffer for generated metric.
+	config   ErnicInstanceUptimeMetricConfig // metric config provided by user.
+	capacity int                             // max observed number of data points added to the metric.
 }
 
 // init fills ernic.instance.uptime metric with initial data.
@@ -598,52 +481,16 @@ func (m *metricErnicInstanceUptime) init() {
 	m.data.SetDescription("Age of the instance's server process, from its start time in `<proc_dir>/<pid>/stat` and `btime`. Only while the process is alive.")
 	m.data.SetUnit("s")
 	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicInstanceUptime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicInstanceUptime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicInstanceUptimeMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicInstanceUptimeMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -656,11 +503,6 @@ func (m *metricErnicInstanceUptime) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicInstanceUptime) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -728,10 +570,9 @@ func newMetricErnicInstances(cfg ErnicInstancesMetricConfig) metricErnicInstance
 }
 
 type metricErnicInterrupts struct {
-	data          pmetric.Metric              // data buffer for generated metric.
-	config        ErnicInterruptsMetricConfig // metric config provided by user.
-	capacity      int                         // max observed number of data points added to the metric.
-	aggDataPoints []int64                     // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric              // data buffer for generated metric.
+	config   ErnicInterruptsMetricConfig // metric config provided by user.
+	capacity int                         // max observed number of data points added to the metric.
 }
 
 // init fills ernic.interrupts metric with initial data.
@@ -742,52 +583,16 @@ func (m *metricErnicInterrupts) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicInterrupts) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicInterrupts) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicInterruptsMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicInterruptsMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -800,11 +605,6 @@ func (m *metricErnicInterrupts) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicInterrupts) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -822,10 +622,9 @@ func newMetricErnicInterrupts(cfg ErnicInterruptsMetricConfig) metricErnicInterr
 }
 
 type metricErnicIPBytes struct {
-	data          pmetric.Metric           // data buffer for generated metric.
-	config        ErnicIPBytesMetricConfig // metric config provided by user.
-	capacity      int                      // max observed number of data points added to the metric.
-	aggDataPoints []int64                  // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric           // data buffer for generated metric.
+	config   ErnicIPBytesMetricConfig // metric config provided by user.
+	capacity int                      // max observed number of data points added to the metric.
 }
 
 // init fills ernic.ip.bytes metric with initial data.
@@ -836,52 +635,16 @@ func (m *metricErnicIPBytes) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicIPBytes) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicIPBytes) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicIPBytesMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicIPBytesMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -894,11 +657,6 @@ func (m *metricErnicIPBytes) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicIPBytes) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -916,10 +674,9 @@ func newMetricErnicIPBytes(cfg ErnicIPBytesMetricConfig) metricErnicIPBytes {
 }
 
 type metricErnicIPBytesRx struct {
-	data          pmetric.Metric             // data buffer for generated metric.
-	config        ErnicIPBytesRxMetricConfig // metric config provided by user.
-	capacity      int                        // max observed number of data points added to the metric.
-	aggDataPoints []int64                    // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric             // data buffer for generated metric.
+	config   ErnicIPBytesRxMetricConfig // metric config provided by user.
+	capacity int                        // max observed number of data points added to the metric.
 }
 
 // init fills ernic.ip.bytes.rx metric with initial data.
@@ -930,52 +687,16 @@ func (m *metricErnicIPBytesRx) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicIPBytesRx) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicIPBytesRx) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicIPBytesRxMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicIPBytesRxMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -988,11 +709,6 @@ func (m *metricErnicIPBytesRx) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicIPBytesRx) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1010,10 +726,9 @@ func newMetricErnicIPBytesRx(cfg ErnicIPBytesRxMetricConfig) metricErnicIPBytesR
 }
 
 type metricErnicIPBytesTx struct {
-	data          pmetric.Metric             // data buffer for generated metric.
-	config        ErnicIPBytesTxMetricConfig // metric config provided by user.
-	capacity      int                        // max observed number of data points added to the metric.
-	aggDataPoints []int64                    // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric             // data buffer for generated metric.
+	config   ErnicIPBytesTxMetricConfig // metric config provided by user.
+	capacity int                        // max observed number of data points added to the metric.
 }
 
 // init fills ernic.ip.bytes.tx metric with initial data.
@@ -1024,52 +739,16 @@ func (m *metricErnicIPBytesTx) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicIPBytesTx) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicIPBytesTx) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicIPBytesTxMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicIPBytesTxMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1082,11 +761,6 @@ func (m *metricErnicIPBytesTx) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicIPBytesTx) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1104,10 +778,9 @@ func newMetricErnicIPBytesTx(cfg ErnicIPBytesTxMetricConfig) metricErnicIPBytesT
 }
 
 type metricErnicLabelsTruncated struct {
-	data          pmetric.Metric                   // data buffer for generated metric.
-	config        ErnicLabelsTruncatedMetricConfig // metric config provided by user.
-	capacity      int                              // max observed number of data points added to the metric.
-	aggDataPoints []int64                          // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                   // data buffer for generated metric.
+	config   ErnicLabelsTruncatedMetricConfig // metric config provided by user.
+	capacity int                              // max observed number of data points added to the metric.
 }
 
 // init fills ernic.labels.truncated metric with initial data.
@@ -1116,52 +789,16 @@ func (m *metricErnicLabelsTruncated) init() {
 	m.data.SetDescription("Attribute values of this instance cut to `max_label_length` bytes (a role, MAC, VM name, connection state, LIF counter or opcode name from the run directory longer than the limit). Non-zero means the run directory holds values no real server writes.")
 	m.data.SetUnit("{value}")
 	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicLabelsTruncated) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicLabelsTruncated) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicLabelsTruncatedMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicLabelsTruncatedMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1174,11 +811,6 @@ func (m *metricErnicLabelsTruncated) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicLabelsTruncated) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1214,7 +846,7 @@ func (m *metricErnicLifCounter) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicLifCounter) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, counterAttributeValue string) {
+func (m *metricErnicLifCounter) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, counterAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1222,12 +854,6 @@ func (m *metricErnicLifCounter) recordDataPoint(start pcommon.Timestamp, ts pcom
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicLifCounterMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicLifCounterMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
 	if slices.Contains(m.config.EnabledAttributes, ErnicLifCounterMetricAttributeKeyCounter) {
 		dp.Attributes().PutStr("counter", counterAttributeValue)
 	}
@@ -1293,10 +919,9 @@ func newMetricErnicLifCounter(cfg ErnicLifCounterMetricConfig) metricErnicLifCou
 }
 
 type metricErnicMmioReads struct {
-	data          pmetric.Metric             // data buffer for generated metric.
-	config        ErnicMmioReadsMetricConfig // metric config provided by user.
-	capacity      int                        // max observed number of data points added to the metric.
-	aggDataPoints []int64                    // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric             // data buffer for generated metric.
+	config   ErnicMmioReadsMetricConfig // metric config provided by user.
+	capacity int                        // max observed number of data points added to the metric.
 }
 
 // init fills ernic.mmio.reads metric with initial data.
@@ -1307,52 +932,16 @@ func (m *metricErnicMmioReads) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicMmioReads) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicMmioReads) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicMmioReadsMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicMmioReadsMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1365,11 +954,6 @@ func (m *metricErnicMmioReads) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicMmioReads) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1387,10 +971,9 @@ func newMetricErnicMmioReads(cfg ErnicMmioReadsMetricConfig) metricErnicMmioRead
 }
 
 type metricErnicMmioWrites struct {
-	data          pmetric.Metric              // data buffer for generated metric.
-	config        ErnicMmioWritesMetricConfig // metric config provided by user.
-	capacity      int                         // max observed number of data points added to the metric.
-	aggDataPoints []int64                     // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric              // data buffer for generated metric.
+	config   ErnicMmioWritesMetricConfig // metric config provided by user.
+	capacity int                         // max observed number of data points added to the metric.
 }
 
 // init fills ernic.mmio.writes metric with initial data.
@@ -1401,52 +984,16 @@ func (m *metricErnicMmioWrites) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicMmioWrites) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicMmioWrites) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicMmioWritesMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicMmioWritesMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1459,11 +1006,6 @@ func (m *metricErnicMmioWrites) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicMmioWrites) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1499,7 +1041,7 @@ func (m *metricErnicQpBytesRdmaRead) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicQpBytesRdmaRead) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, qpAttributeValue string) {
+func (m *metricErnicQpBytesRdmaRead) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, qpAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1507,12 +1049,6 @@ func (m *metricErnicQpBytesRdmaRead) recordDataPoint(start pcommon.Timestamp, ts
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpBytesRdmaReadMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpBytesRdmaReadMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
 	if slices.Contains(m.config.EnabledAttributes, ErnicQpBytesRdmaReadMetricAttributeKeyQp) {
 		dp.Attributes().PutStr("qp", qpAttributeValue)
 	}
@@ -1596,7 +1132,7 @@ func (m *metricErnicQpBytesRdmaWrite) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicQpBytesRdmaWrite) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, qpAttributeValue string) {
+func (m *metricErnicQpBytesRdmaWrite) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, qpAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1604,12 +1140,6 @@ func (m *metricErnicQpBytesRdmaWrite) recordDataPoint(start pcommon.Timestamp, t
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpBytesRdmaWriteMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpBytesRdmaWriteMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
 	if slices.Contains(m.config.EnabledAttributes, ErnicQpBytesRdmaWriteMetricAttributeKeyQp) {
 		dp.Attributes().PutStr("qp", qpAttributeValue)
 	}
@@ -1693,7 +1223,7 @@ func (m *metricErnicQpBytesReceived) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicQpBytesReceived) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, qpAttributeValue string) {
+func (m *metricErnicQpBytesReceived) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, qpAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1701,12 +1231,6 @@ func (m *metricErnicQpBytesReceived) recordDataPoint(start pcommon.Timestamp, ts
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpBytesReceivedMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpBytesReceivedMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
 	if slices.Contains(m.config.EnabledAttributes, ErnicQpBytesReceivedMetricAttributeKeyQp) {
 		dp.Attributes().PutStr("qp", qpAttributeValue)
 	}
@@ -1790,7 +1314,7 @@ func (m *metricErnicQpBytesSent) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicQpBytesSent) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, qpAttributeValue string) {
+func (m *metricErnicQpBytesSent) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, qpAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1798,12 +1322,6 @@ func (m *metricErnicQpBytesSent) recordDataPoint(start pcommon.Timestamp, ts pco
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpBytesSentMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpBytesSentMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
 	if slices.Contains(m.config.EnabledAttributes, ErnicQpBytesSentMetricAttributeKeyQp) {
 		dp.Attributes().PutStr("qp", qpAttributeValue)
 	}
@@ -1869,10 +1387,9 @@ func newMetricErnicQpBytesSent(cfg ErnicQpBytesSentMetricConfig) metricErnicQpBy
 }
 
 type metricErnicQpCount struct {
-	data          pmetric.Metric           // data buffer for generated metric.
-	config        ErnicQpCountMetricConfig // metric config provided by user.
-	capacity      int                      // max observed number of data points added to the metric.
-	aggDataPoints []int64                  // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric           // data buffer for generated metric.
+	config   ErnicQpCountMetricConfig // metric config provided by user.
+	capacity int                      // max observed number of data points added to the metric.
 }
 
 // init fills ernic.qp.count metric with initial data.
@@ -1881,52 +1398,16 @@ func (m *metricErnicQpCount) init() {
 	m.data.SetDescription("QP blocks in the stats file - QP handles seen since the server process started (blocks are never removed while it lives).")
 	m.data.SetUnit("{qp}")
 	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicQpCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicQpCount) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpCountMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpCountMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -1939,11 +1420,6 @@ func (m *metricErnicQpCount) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicQpCount) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -1979,7 +1455,7 @@ func (m *metricErnicQpCqesPosted) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicQpCqesPosted) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, qpAttributeValue string) {
+func (m *metricErnicQpCqesPosted) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, qpAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -1987,12 +1463,6 @@ func (m *metricErnicQpCqesPosted) recordDataPoint(start pcommon.Timestamp, ts pc
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpCqesPostedMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpCqesPostedMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
 	if slices.Contains(m.config.EnabledAttributes, ErnicQpCqesPostedMetricAttributeKeyQp) {
 		dp.Attributes().PutStr("qp", qpAttributeValue)
 	}
@@ -2076,7 +1546,7 @@ func (m *metricErnicQpDoorbellRecv) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicQpDoorbellRecv) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, qpAttributeValue string) {
+func (m *metricErnicQpDoorbellRecv) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, qpAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -2084,12 +1554,6 @@ func (m *metricErnicQpDoorbellRecv) recordDataPoint(start pcommon.Timestamp, ts 
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpDoorbellRecvMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpDoorbellRecvMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
 	if slices.Contains(m.config.EnabledAttributes, ErnicQpDoorbellRecvMetricAttributeKeyQp) {
 		dp.Attributes().PutStr("qp", qpAttributeValue)
 	}
@@ -2173,7 +1637,7 @@ func (m *metricErnicQpDoorbellSend) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicQpDoorbellSend) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, qpAttributeValue string) {
+func (m *metricErnicQpDoorbellSend) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, qpAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -2181,12 +1645,6 @@ func (m *metricErnicQpDoorbellSend) recordDataPoint(start pcommon.Timestamp, ts 
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpDoorbellSendMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpDoorbellSendMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
 	if slices.Contains(m.config.EnabledAttributes, ErnicQpDoorbellSendMetricAttributeKeyQp) {
 		dp.Attributes().PutStr("qp", qpAttributeValue)
 	}
@@ -2252,10 +1710,9 @@ func newMetricErnicQpDoorbellSend(cfg ErnicQpDoorbellSendMetricConfig) metricErn
 }
 
 type metricErnicQpUnpublished struct {
-	data          pmetric.Metric                 // data buffer for generated metric.
-	config        ErnicQpUnpublishedMetricConfig // metric config provided by user.
-	capacity      int                            // max observed number of data points added to the metric.
-	aggDataPoints []int64                        // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                 // data buffer for generated metric.
+	config   ErnicQpUnpublishedMetricConfig // metric config provided by user.
+	capacity int                            // max observed number of data points added to the metric.
 }
 
 // init fills ernic.qp.unpublished metric with initial data.
@@ -2264,52 +1721,16 @@ func (m *metricErnicQpUnpublished) init() {
 	m.data.SetDescription("QP blocks of the stats file over `max_qps_per_instance` whose per-QP series are not published (the QPs with the highest handles are left out).")
 	m.data.SetUnit("{qp}")
 	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicQpUnpublished) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicQpUnpublished) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpUnpublishedMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpUnpublishedMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -2322,11 +1743,6 @@ func (m *metricErnicQpUnpublished) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicQpUnpublished) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2362,7 +1778,7 @@ func (m *metricErnicQpWqesByOpcode) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicQpWqesByOpcode) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, qpAttributeValue string, opcodeAttributeValue string) {
+func (m *metricErnicQpWqesByOpcode) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, qpAttributeValue string, opcodeAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -2370,12 +1786,6 @@ func (m *metricErnicQpWqesByOpcode) recordDataPoint(start pcommon.Timestamp, ts 
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpWqesByOpcodeMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpWqesByOpcodeMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
 	if slices.Contains(m.config.EnabledAttributes, ErnicQpWqesByOpcodeMetricAttributeKeyQp) {
 		dp.Attributes().PutStr("qp", qpAttributeValue)
 	}
@@ -2462,7 +1872,7 @@ func (m *metricErnicQpWqesProcessed) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicQpWqesProcessed) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, qpAttributeValue string) {
+func (m *metricErnicQpWqesProcessed) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, qpAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -2470,12 +1880,6 @@ func (m *metricErnicQpWqesProcessed) recordDataPoint(start pcommon.Timestamp, ts
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpWqesProcessedMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicQpWqesProcessedMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
 	if slices.Contains(m.config.EnabledAttributes, ErnicQpWqesProcessedMetricAttributeKeyQp) {
 		dp.Attributes().PutStr("qp", qpAttributeValue)
 	}
@@ -2541,10 +1945,9 @@ func newMetricErnicQpWqesProcessed(cfg ErnicQpWqesProcessedMetricConfig) metricE
 }
 
 type metricErnicRdmaBytes struct {
-	data          pmetric.Metric             // data buffer for generated metric.
-	config        ErnicRdmaBytesMetricConfig // metric config provided by user.
-	capacity      int                        // max observed number of data points added to the metric.
-	aggDataPoints []int64                    // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric             // data buffer for generated metric.
+	config   ErnicRdmaBytesMetricConfig // metric config provided by user.
+	capacity int                        // max observed number of data points added to the metric.
 }
 
 // init fills ernic.rdma.bytes metric with initial data.
@@ -2555,52 +1958,16 @@ func (m *metricErnicRdmaBytes) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicRdmaBytes) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicRdmaBytes) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicRdmaBytesMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicRdmaBytesMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -2613,11 +1980,6 @@ func (m *metricErnicRdmaBytes) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicRdmaBytes) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2635,10 +1997,9 @@ func newMetricErnicRdmaBytes(cfg ErnicRdmaBytesMetricConfig) metricErnicRdmaByte
 }
 
 type metricErnicRdmaBytesRead struct {
-	data          pmetric.Metric                 // data buffer for generated metric.
-	config        ErnicRdmaBytesReadMetricConfig // metric config provided by user.
-	capacity      int                            // max observed number of data points added to the metric.
-	aggDataPoints []int64                        // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                 // data buffer for generated metric.
+	config   ErnicRdmaBytesReadMetricConfig // metric config provided by user.
+	capacity int                            // max observed number of data points added to the metric.
 }
 
 // init fills ernic.rdma.bytes.read metric with initial data.
@@ -2649,52 +2010,16 @@ func (m *metricErnicRdmaBytesRead) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicRdmaBytesRead) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicRdmaBytesRead) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicRdmaBytesReadMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicRdmaBytesReadMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -2707,11 +2032,6 @@ func (m *metricErnicRdmaBytesRead) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicRdmaBytesRead) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2729,10 +2049,9 @@ func newMetricErnicRdmaBytesRead(cfg ErnicRdmaBytesReadMetricConfig) metricErnic
 }
 
 type metricErnicRdmaBytesReceived struct {
-	data          pmetric.Metric                     // data buffer for generated metric.
-	config        ErnicRdmaBytesReceivedMetricConfig // metric config provided by user.
-	capacity      int                                // max observed number of data points added to the metric.
-	aggDataPoints []int64                            // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                     // data buffer for generated metric.
+	config   ErnicRdmaBytesReceivedMetricConfig // metric config provided by user.
+	capacity int                                // max observed number of data points added to the metric.
 }
 
 // init fills ernic.rdma.bytes.received metric with initial data.
@@ -2743,52 +2062,16 @@ func (m *metricErnicRdmaBytesReceived) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicRdmaBytesReceived) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicRdmaBytesReceived) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicRdmaBytesReceivedMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicRdmaBytesReceivedMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -2801,11 +2084,6 @@ func (m *metricErnicRdmaBytesReceived) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicRdmaBytesReceived) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2823,10 +2101,9 @@ func newMetricErnicRdmaBytesReceived(cfg ErnicRdmaBytesReceivedMetricConfig) met
 }
 
 type metricErnicRdmaBytesSent struct {
-	data          pmetric.Metric                 // data buffer for generated metric.
-	config        ErnicRdmaBytesSentMetricConfig // metric config provided by user.
-	capacity      int                            // max observed number of data points added to the metric.
-	aggDataPoints []int64                        // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                 // data buffer for generated metric.
+	config   ErnicRdmaBytesSentMetricConfig // metric config provided by user.
+	capacity int                            // max observed number of data points added to the metric.
 }
 
 // init fills ernic.rdma.bytes.sent metric with initial data.
@@ -2837,52 +2114,16 @@ func (m *metricErnicRdmaBytesSent) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicRdmaBytesSent) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicRdmaBytesSent) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicRdmaBytesSentMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicRdmaBytesSentMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -2895,11 +2136,6 @@ func (m *metricErnicRdmaBytesSent) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicRdmaBytesSent) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -2917,10 +2153,9 @@ func newMetricErnicRdmaBytesSent(cfg ErnicRdmaBytesSentMetricConfig) metricErnic
 }
 
 type metricErnicRdmaBytesWrite struct {
-	data          pmetric.Metric                  // data buffer for generated metric.
-	config        ErnicRdmaBytesWriteMetricConfig // metric config provided by user.
-	capacity      int                             // max observed number of data points added to the metric.
-	aggDataPoints []int64                         // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                  // data buffer for generated metric.
+	config   ErnicRdmaBytesWriteMetricConfig // metric config provided by user.
+	capacity int                             // max observed number of data points added to the metric.
 }
 
 // init fills ernic.rdma.bytes.write metric with initial data.
@@ -2931,52 +2166,16 @@ func (m *metricErnicRdmaBytesWrite) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicRdmaBytesWrite) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicRdmaBytesWrite) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicRdmaBytesWriteMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicRdmaBytesWriteMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -2989,11 +2188,6 @@ func (m *metricErnicRdmaBytesWrite) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicRdmaBytesWrite) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -3011,10 +2205,9 @@ func newMetricErnicRdmaBytesWrite(cfg ErnicRdmaBytesWriteMetricConfig) metricErn
 }
 
 type metricErnicStatsAge struct {
-	data          pmetric.Metric            // data buffer for generated metric.
-	config        ErnicStatsAgeMetricConfig // metric config provided by user.
-	capacity      int                       // max observed number of data points added to the metric.
-	aggDataPoints []float64                 // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric            // data buffer for generated metric.
+	config   ErnicStatsAgeMetricConfig // metric config provided by user.
+	capacity int                       // max observed number of data points added to the metric.
 }
 
 // init fills ernic.stats.age metric with initial data.
@@ -3023,52 +2216,16 @@ func (m *metricErnicStatsAge) init() {
 	m.data.SetDescription("Time since the stats file was last written (now minus its mtime). A connected instance whose file stops moving is stuck; without a client the server does not rewrite it, so an old file alone is not a fault.")
 	m.data.SetUnit("s")
 	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicStatsAge) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicStatsAge) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicStatsAgeMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicStatsAgeMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -3081,11 +2238,6 @@ func (m *metricErnicStatsAge) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicStatsAge) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -3103,10 +2255,9 @@ func newMetricErnicStatsAge(cfg ErnicStatsAgeMetricConfig) metricErnicStatsAge {
 }
 
 type metricErnicStatsWrites struct {
-	data          pmetric.Metric               // data buffer for generated metric.
-	config        ErnicStatsWritesMetricConfig // metric config provided by user.
-	capacity      int                          // max observed number of data points added to the metric.
-	aggDataPoints []int64                      // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric               // data buffer for generated metric.
+	config   ErnicStatsWritesMetricConfig // metric config provided by user.
+	capacity int                          // max observed number of data points added to the metric.
 }
 
 // init fills ernic.stats.writes metric with initial data.
@@ -3117,52 +2268,16 @@ func (m *metricErnicStatsWrites) init() {
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicStatsWrites) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicStatsWrites) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Sum().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicStatsWritesMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicStatsWritesMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Sum().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -3175,11 +2290,6 @@ func (m *metricErnicStatsWrites) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicStatsWrites) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Sum().DataPoints().At(i).SetIntValue(m.data.Sum().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -3213,7 +2323,7 @@ func (m *metricErnicVMAttached) init() {
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicVMAttached) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, vmNameAttributeValue string) {
+func (m *metricErnicVMAttached) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, vmNameAttributeValue string) {
 	if !m.config.Enabled {
 		return
 	}
@@ -3221,12 +2331,6 @@ func (m *metricErnicVMAttached) recordDataPoint(start pcommon.Timestamp, ts pcom
 	dp := pmetric.NewNumberDataPoint()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicVMAttachedMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicVMAttachedMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
 	if slices.Contains(m.config.EnabledAttributes, ErnicVMAttachedMetricAttributeKeyVMName) {
 		dp.Attributes().PutStr("vm.name", vmNameAttributeValue)
 	}
@@ -3292,10 +2396,9 @@ func newMetricErnicVMAttached(cfg ErnicVMAttachedMetricConfig) metricErnicVMAtta
 }
 
 type metricErnicVMGpuPassthrough struct {
-	data          pmetric.Metric                    // data buffer for generated metric.
-	config        ErnicVMGpuPassthroughMetricConfig // metric config provided by user.
-	capacity      int                               // max observed number of data points added to the metric.
-	aggDataPoints []int64                           // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric                    // data buffer for generated metric.
+	config   ErnicVMGpuPassthroughMetricConfig // metric config provided by user.
+	capacity int                               // max observed number of data points added to the metric.
 }
 
 // init fills ernic.vm.gpu_passthrough metric with initial data.
@@ -3304,52 +2407,16 @@ func (m *metricErnicVMGpuPassthrough) init() {
 	m.data.SetDescription("For an attached VM - 1 when GPUs are passed through (`vm.gpu` is not empty), else 0.")
 	m.data.SetUnit("{status}")
 	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicVMGpuPassthrough) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicVMGpuPassthrough) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicVMGpuPassthroughMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicVMGpuPassthroughMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetIntValue(dpi.IntValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.IntValue() > val {
-					dpi.SetIntValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.IntValue() < val {
-					dpi.SetIntValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetIntValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -3362,11 +2429,6 @@ func (m *metricErnicVMGpuPassthrough) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicVMGpuPassthrough) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetIntValue(m.data.Gauge().DataPoints().At(i).IntValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -3384,10 +2446,9 @@ func newMetricErnicVMGpuPassthrough(cfg ErnicVMGpuPassthroughMetricConfig) metri
 }
 
 type metricErnicVMUptime struct {
-	data          pmetric.Metric            // data buffer for generated metric.
-	config        ErnicVMUptimeMetricConfig // metric config provided by user.
-	capacity      int                       // max observed number of data points added to the metric.
-	aggDataPoints []float64                 // slice containing number of aggregated datapoints at each index
+	data     pmetric.Metric            // data buffer for generated metric.
+	config   ErnicVMUptimeMetricConfig // metric config provided by user.
+	capacity int                       // max observed number of data points added to the metric.
 }
 
 // init fills ernic.vm.uptime metric with initial data.
@@ -3396,52 +2457,16 @@ func (m *metricErnicVMUptime) init() {
 	m.data.SetDescription("For an attached VM - now minus `vm.launched_at`, or else the age of the `vm.vm_pid` process.")
 	m.data.SetUnit("s")
 	m.data.SetEmptyGauge()
-	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
-	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricErnicVMUptime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, ernicIDAttributeValue string, roleAttributeValue string) {
+func (m *metricErnicVMUptime) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
 	if !m.config.Enabled {
 		return
 	}
-
-	dp := pmetric.NewNumberDataPoint()
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
-	if slices.Contains(m.config.EnabledAttributes, ErnicVMUptimeMetricAttributeKeyErnicID) {
-		dp.Attributes().PutStr("ernic.id", ernicIDAttributeValue)
-	}
-	if slices.Contains(m.config.EnabledAttributes, ErnicVMUptimeMetricAttributeKeyRole) {
-		dp.Attributes().PutStr("role", roleAttributeValue)
-	}
-
-	var s string
-	dps := m.data.Gauge().DataPoints()
-	for i := 0; i < dps.Len(); i++ {
-		dpi := dps.At(i)
-		if dp.Attributes().Equal(dpi.Attributes()) && dp.StartTimestamp() == dpi.StartTimestamp() && dp.Timestamp() == dpi.Timestamp() {
-			switch s = m.config.AggregationStrategy; s {
-			case AggregationStrategySum, AggregationStrategyAvg:
-				dpi.SetDoubleValue(dpi.DoubleValue() + val)
-				m.aggDataPoints[i] += 1
-				return
-			case AggregationStrategyMin:
-				if dpi.DoubleValue() > val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			case AggregationStrategyMax:
-				if dpi.DoubleValue() < val {
-					dpi.SetDoubleValue(val)
-				}
-				return
-			}
-		}
-	}
-
 	dp.SetDoubleValue(val)
-	m.aggDataPoints = append(m.aggDataPoints, 1)
-	dp.MoveTo(dps.AppendEmpty())
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -3454,11 +2479,6 @@ func (m *metricErnicVMUptime) updateCapacity() {
 // emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
 func (m *metricErnicVMUptime) emit(metrics pmetric.MetricSlice) {
 	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		if m.config.AggregationStrategy == AggregationStrategyAvg {
-			for i, aggCount := range m.aggDataPoints {
-				m.data.Gauge().DataPoints().At(i).SetDoubleValue(m.data.Gauge().DataPoints().At(i).DoubleValue() / aggCount)
-			}
-		}
 		m.updateCapacity()
 		m.data.MoveTo(metrics.AppendEmpty())
 		m.init()
@@ -3528,47 +2548,49 @@ func newMetricErnicVms(cfg ErnicVmsMetricConfig) metricErnicVms {
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                       MetricsBuilderConfig // config of the metrics builder.
-	startTime                    pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity              int                  // maximum observed number of metrics per resource.
-	metricsBuffer                pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                    component.BuildInfo  // contains version information.
-	metricErnicCommands          metricErnicCommands
-	metricErnicConnectionUp      metricErnicConnectionUp
-	metricErnicFlrReset          metricErnicFlrReset
-	metricErnicInstanceUp        metricErnicInstanceUp
-	metricErnicInstanceUptime    metricErnicInstanceUptime
-	metricErnicInstances         metricErnicInstances
-	metricErnicInterrupts        metricErnicInterrupts
-	metricErnicIPBytes           metricErnicIPBytes
-	metricErnicIPBytesRx         metricErnicIPBytesRx
-	metricErnicIPBytesTx         metricErnicIPBytesTx
-	metricErnicLabelsTruncated   metricErnicLabelsTruncated
-	metricErnicLifCounter        metricErnicLifCounter
-	metricErnicMmioReads         metricErnicMmioReads
-	metricErnicMmioWrites        metricErnicMmioWrites
-	metricErnicQpBytesRdmaRead   metricErnicQpBytesRdmaRead
-	metricErnicQpBytesRdmaWrite  metricErnicQpBytesRdmaWrite
-	metricErnicQpBytesReceived   metricErnicQpBytesReceived
-	metricErnicQpBytesSent       metricErnicQpBytesSent
-	metricErnicQpCount           metricErnicQpCount
-	metricErnicQpCqesPosted      metricErnicQpCqesPosted
-	metricErnicQpDoorbellRecv    metricErnicQpDoorbellRecv
-	metricErnicQpDoorbellSend    metricErnicQpDoorbellSend
-	metricErnicQpUnpublished     metricErnicQpUnpublished
-	metricErnicQpWqesByOpcode    metricErnicQpWqesByOpcode
-	metricErnicQpWqesProcessed   metricErnicQpWqesProcessed
-	metricErnicRdmaBytes         metricErnicRdmaBytes
-	metricErnicRdmaBytesRead     metricErnicRdmaBytesRead
-	metricErnicRdmaBytesReceived metricErnicRdmaBytesReceived
-	metricErnicRdmaBytesSent     metricErnicRdmaBytesSent
-	metricErnicRdmaBytesWrite    metricErnicRdmaBytesWrite
-	metricErnicStatsAge          metricErnicStatsAge
-	metricErnicStatsWrites       metricErnicStatsWrites
-	metricErnicVMAttached        metricErnicVMAttached
-	metricErnicVMGpuPassthrough  metricErnicVMGpuPassthrough
-	metricErnicVMUptime          metricErnicVMUptime
-	metricErnicVms               metricErnicVms
+	config                         MetricsBuilderConfig // config of the metrics builder.
+	startTime                      pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                int                  // maximum observed number of metrics per resource.
+	metricsBuffer                  pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                      component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter map[string]filter.Filter
+	resourceAttributeExcludeFilter map[string]filter.Filter
+	metricErnicCommands            metricErnicCommands
+	metricErnicConnectionUp        metricErnicConnectionUp
+	metricErnicFlrReset            metricErnicFlrReset
+	metricErnicInstanceUp          metricErnicInstanceUp
+	metricErnicInstanceUptime      metricErnicInstanceUptime
+	metricErnicInstances           metricErnicInstances
+	metricErnicInterrupts          metricErnicInterrupts
+	metricErnicIPBytes             metricErnicIPBytes
+	metricErnicIPBytesRx           metricErnicIPBytesRx
+	metricErnicIPBytesTx           metricErnicIPBytesTx
+	metricErnicLabelsTruncated     metricErnicLabelsTruncated
+	metricErnicLifCounter          metricErnicLifCounter
+	metricErnicMmioReads           metricErnicMmioReads
+	metricErnicMmioWrites          metricErnicMmioWrites
+	metricErnicQpBytesRdmaRead     metricErnicQpBytesRdmaRead
+	metricErnicQpBytesRdmaWrite    metricErnicQpBytesRdmaWrite
+	metricErnicQpBytesReceived     metricErnicQpBytesReceived
+	metricErnicQpBytesSent         metricErnicQpBytesSent
+	metricErnicQpCount             metricErnicQpCount
+	metricErnicQpCqesPosted        metricErnicQpCqesPosted
+	metricErnicQpDoorbellRecv      metricErnicQpDoorbellRecv
+	metricErnicQpDoorbellSend      metricErnicQpDoorbellSend
+	metricErnicQpUnpublished       metricErnicQpUnpublished
+	metricErnicQpWqesByOpcode      metricErnicQpWqesByOpcode
+	metricErnicQpWqesProcessed     metricErnicQpWqesProcessed
+	metricErnicRdmaBytes           metricErnicRdmaBytes
+	metricErnicRdmaBytesRead       metricErnicRdmaBytesRead
+	metricErnicRdmaBytesReceived   metricErnicRdmaBytesReceived
+	metricErnicRdmaBytesSent       metricErnicRdmaBytesSent
+	metricErnicRdmaBytesWrite      metricErnicRdmaBytesWrite
+	metricErnicStatsAge            metricErnicStatsAge
+	metricErnicStatsWrites         metricErnicStatsWrites
+	metricErnicVMAttached          metricErnicVMAttached
+	metricErnicVMGpuPassthrough    metricErnicVMGpuPassthrough
+	metricErnicVMUptime            metricErnicVMUptime
+	metricErnicVms                 metricErnicVms
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -3590,52 +2612,71 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                       mbc,
-		startTime:                    pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                pmetric.NewMetrics(),
-		buildInfo:                    settings.BuildInfo,
-		metricErnicCommands:          newMetricErnicCommands(mbc.Metrics.ErnicCommands),
-		metricErnicConnectionUp:      newMetricErnicConnectionUp(mbc.Metrics.ErnicConnectionUp),
-		metricErnicFlrReset:          newMetricErnicFlrReset(mbc.Metrics.ErnicFlrReset),
-		metricErnicInstanceUp:        newMetricErnicInstanceUp(mbc.Metrics.ErnicInstanceUp),
-		metricErnicInstanceUptime:    newMetricErnicInstanceUptime(mbc.Metrics.ErnicInstanceUptime),
-		metricErnicInstances:         newMetricErnicInstances(mbc.Metrics.ErnicInstances),
-		metricErnicInterrupts:        newMetricErnicInterrupts(mbc.Metrics.ErnicInterrupts),
-		metricErnicIPBytes:           newMetricErnicIPBytes(mbc.Metrics.ErnicIPBytes),
-		metricErnicIPBytesRx:         newMetricErnicIPBytesRx(mbc.Metrics.ErnicIPBytesRx),
-		metricErnicIPBytesTx:         newMetricErnicIPBytesTx(mbc.Metrics.ErnicIPBytesTx),
-		metricErnicLabelsTruncated:   newMetricErnicLabelsTruncated(mbc.Metrics.ErnicLabelsTruncated),
-		metricErnicLifCounter:        newMetricErnicLifCounter(mbc.Metrics.ErnicLifCounter),
-		metricErnicMmioReads:         newMetricErnicMmioReads(mbc.Metrics.ErnicMmioReads),
-		metricErnicMmioWrites:        newMetricErnicMmioWrites(mbc.Metrics.ErnicMmioWrites),
-		metricErnicQpBytesRdmaRead:   newMetricErnicQpBytesRdmaRead(mbc.Metrics.ErnicQpBytesRdmaRead),
-		metricErnicQpBytesRdmaWrite:  newMetricErnicQpBytesRdmaWrite(mbc.Metrics.ErnicQpBytesRdmaWrite),
-		metricErnicQpBytesReceived:   newMetricErnicQpBytesReceived(mbc.Metrics.ErnicQpBytesReceived),
-		metricErnicQpBytesSent:       newMetricErnicQpBytesSent(mbc.Metrics.ErnicQpBytesSent),
-		metricErnicQpCount:           newMetricErnicQpCount(mbc.Metrics.ErnicQpCount),
-		metricErnicQpCqesPosted:      newMetricErnicQpCqesPosted(mbc.Metrics.ErnicQpCqesPosted),
-		metricErnicQpDoorbellRecv:    newMetricErnicQpDoorbellRecv(mbc.Metrics.ErnicQpDoorbellRecv),
-		metricErnicQpDoorbellSend:    newMetricErnicQpDoorbellSend(mbc.Metrics.ErnicQpDoorbellSend),
-		metricErnicQpUnpublished:     newMetricErnicQpUnpublished(mbc.Metrics.ErnicQpUnpublished),
-		metricErnicQpWqesByOpcode:    newMetricErnicQpWqesByOpcode(mbc.Metrics.ErnicQpWqesByOpcode),
-		metricErnicQpWqesProcessed:   newMetricErnicQpWqesProcessed(mbc.Metrics.ErnicQpWqesProcessed),
-		metricErnicRdmaBytes:         newMetricErnicRdmaBytes(mbc.Metrics.ErnicRdmaBytes),
-		metricErnicRdmaBytesRead:     newMetricErnicRdmaBytesRead(mbc.Metrics.ErnicRdmaBytesRead),
-		metricErnicRdmaBytesReceived: newMetricErnicRdmaBytesReceived(mbc.Metrics.ErnicRdmaBytesReceived),
-		metricErnicRdmaBytesSent:     newMetricErnicRdmaBytesSent(mbc.Metrics.ErnicRdmaBytesSent),
-		metricErnicRdmaBytesWrite:    newMetricErnicRdmaBytesWrite(mbc.Metrics.ErnicRdmaBytesWrite),
-		metricErnicStatsAge:          newMetricErnicStatsAge(mbc.Metrics.ErnicStatsAge),
-		metricErnicStatsWrites:       newMetricErnicStatsWrites(mbc.Metrics.ErnicStatsWrites),
-		metricErnicVMAttached:        newMetricErnicVMAttached(mbc.Metrics.ErnicVMAttached),
-		metricErnicVMGpuPassthrough:  newMetricErnicVMGpuPassthrough(mbc.Metrics.ErnicVMGpuPassthrough),
-		metricErnicVMUptime:          newMetricErnicVMUptime(mbc.Metrics.ErnicVMUptime),
-		metricErnicVms:               newMetricErnicVms(mbc.Metrics.ErnicVms),
+		config:                         mbc,
+		startTime:                      pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                  pmetric.NewMetrics(),
+		buildInfo:                      settings.BuildInfo,
+		metricErnicCommands:            newMetricErnicCommands(mbc.Metrics.ErnicCommands),
+		metricErnicConnectionUp:        newMetricErnicConnectionUp(mbc.Metrics.ErnicConnectionUp),
+		metricErnicFlrReset:            newMetricErnicFlrReset(mbc.Metrics.ErnicFlrReset),
+		metricErnicInstanceUp:          newMetricErnicInstanceUp(mbc.Metrics.ErnicInstanceUp),
+		metricErnicInstanceUptime:      newMetricErnicInstanceUptime(mbc.Metrics.ErnicInstanceUptime),
+		metricErnicInstances:           newMetricErnicInstances(mbc.Metrics.ErnicInstances),
+		metricErnicInterrupts:          newMetricErnicInterrupts(mbc.Metrics.ErnicInterrupts),
+		metricErnicIPBytes:             newMetricErnicIPBytes(mbc.Metrics.ErnicIPBytes),
+		metricErnicIPBytesRx:           newMetricErnicIPBytesRx(mbc.Metrics.ErnicIPBytesRx),
+		metricErnicIPBytesTx:           newMetricErnicIPBytesTx(mbc.Metrics.ErnicIPBytesTx),
+		metricErnicLabelsTruncated:     newMetricErnicLabelsTruncated(mbc.Metrics.ErnicLabelsTruncated),
+		metricErnicLifCounter:          newMetricErnicLifCounter(mbc.Metrics.ErnicLifCounter),
+		metricErnicMmioReads:           newMetricErnicMmioReads(mbc.Metrics.ErnicMmioReads),
+		metricErnicMmioWrites:          newMetricErnicMmioWrites(mbc.Metrics.ErnicMmioWrites),
+		metricErnicQpBytesRdmaRead:     newMetricErnicQpBytesRdmaRead(mbc.Metrics.ErnicQpBytesRdmaRead),
+		metricErnicQpBytesRdmaWrite:    newMetricErnicQpBytesRdmaWrite(mbc.Metrics.ErnicQpBytesRdmaWrite),
+		metricErnicQpBytesReceived:     newMetricErnicQpBytesReceived(mbc.Metrics.ErnicQpBytesReceived),
+		metricErnicQpBytesSent:         newMetricErnicQpBytesSent(mbc.Metrics.ErnicQpBytesSent),
+		metricErnicQpCount:             newMetricErnicQpCount(mbc.Metrics.ErnicQpCount),
+		metricErnicQpCqesPosted:        newMetricErnicQpCqesPosted(mbc.Metrics.ErnicQpCqesPosted),
+		metricErnicQpDoorbellRecv:      newMetricErnicQpDoorbellRecv(mbc.Metrics.ErnicQpDoorbellRecv),
+		metricErnicQpDoorbellSend:      newMetricErnicQpDoorbellSend(mbc.Metrics.ErnicQpDoorbellSend),
+		metricErnicQpUnpublished:       newMetricErnicQpUnpublished(mbc.Metrics.ErnicQpUnpublished),
+		metricErnicQpWqesByOpcode:      newMetricErnicQpWqesByOpcode(mbc.Metrics.ErnicQpWqesByOpcode),
+		metricErnicQpWqesProcessed:     newMetricErnicQpWqesProcessed(mbc.Metrics.ErnicQpWqesProcessed),
+		metricErnicRdmaBytes:           newMetricErnicRdmaBytes(mbc.Metrics.ErnicRdmaBytes),
+		metricErnicRdmaBytesRead:       newMetricErnicRdmaBytesRead(mbc.Metrics.ErnicRdmaBytesRead),
+		metricErnicRdmaBytesReceived:   newMetricErnicRdmaBytesReceived(mbc.Metrics.ErnicRdmaBytesReceived),
+		metricErnicRdmaBytesSent:       newMetricErnicRdmaBytesSent(mbc.Metrics.ErnicRdmaBytesSent),
+		metricErnicRdmaBytesWrite:      newMetricErnicRdmaBytesWrite(mbc.Metrics.ErnicRdmaBytesWrite),
+		metricErnicStatsAge:            newMetricErnicStatsAge(mbc.Metrics.ErnicStatsAge),
+		metricErnicStatsWrites:         newMetricErnicStatsWrites(mbc.Metrics.ErnicStatsWrites),
+		metricErnicVMAttached:          newMetricErnicVMAttached(mbc.Metrics.ErnicVMAttached),
+		metricErnicVMGpuPassthrough:    newMetricErnicVMGpuPassthrough(mbc.Metrics.ErnicVMGpuPassthrough),
+		metricErnicVMUptime:            newMetricErnicVMUptime(mbc.Metrics.ErnicVMUptime),
+		metricErnicVms:                 newMetricErnicVms(mbc.Metrics.ErnicVms),
+		resourceAttributeIncludeFilter: make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter: make(map[string]filter.Filter),
+	}
+	if mbc.ResourceAttributes.ErnicID.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["ernic.id"] = filter.CreateFilter(mbc.ResourceAttributes.ErnicID.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.ErnicID.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["ernic.id"] = filter.CreateFilter(mbc.ResourceAttributes.ErnicID.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.Role.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["role"] = filter.CreateFilter(mbc.ResourceAttributes.Role.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.Role.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["role"] = filter.CreateFilter(mbc.ResourceAttributes.Role.MetricsExclude)
 	}
 
 	for _, op := range options {
 		op.apply(mb)
 	}
 	return mb
+}
+
+// NewResourceBuilder returns a new resource builder that should be used to build a resource associated with for the emitted metrics.
+func (mb *MetricsBuilder) NewResourceBuilder() *ResourceBuilder {
+	return NewResourceBuilder(mb.config.ResourceAttributes)
 }
 
 // updateCapacity updates max length of metrics and resource attributes that will be used for the slice capacity.
@@ -3735,6 +2776,16 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	for _, op := range options {
 		op.apply(rm)
 	}
+	for attr, filter := range mb.resourceAttributeIncludeFilter {
+		if val, ok := rm.Resource().Attributes().Get(attr); ok && !filter.Matches(val.AsString()) {
+			return
+		}
+	}
+	for attr, filter := range mb.resourceAttributeExcludeFilter {
+		if val, ok := rm.Resource().Attributes().Get(attr); ok && filter.Matches(val.AsString()) {
+			return
+		}
+	}
 
 	if ils.Metrics().Len() > 0 {
 		mb.updateCapacity(rm)
@@ -3753,28 +2804,28 @@ func (mb *MetricsBuilder) Emit(options ...ResourceMetricsOption) pmetric.Metrics
 }
 
 // RecordErnicCommandsDataPoint adds a data point to ernic.commands metric.
-func (mb *MetricsBuilder) RecordErnicCommandsDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicCommands.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicCommandsDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricErnicCommands.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicConnectionUpDataPoint adds a data point to ernic.connection.up metric.
-func (mb *MetricsBuilder) RecordErnicConnectionUpDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, stateAttributeValue string) {
-	mb.metricErnicConnectionUp.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue, stateAttributeValue)
+func (mb *MetricsBuilder) RecordErnicConnectionUpDataPoint(ts pcommon.Timestamp, val int64, stateAttributeValue string) {
+	mb.metricErnicConnectionUp.recordDataPoint(mb.startTime, ts, val, stateAttributeValue)
 }
 
 // RecordErnicFlrResetDataPoint adds a data point to ernic.flr.reset metric.
-func (mb *MetricsBuilder) RecordErnicFlrResetDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicFlrReset.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicFlrResetDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricErnicFlrReset.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicInstanceUpDataPoint adds a data point to ernic.instance.up metric.
-func (mb *MetricsBuilder) RecordErnicInstanceUpDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, macAttributeValue string) {
-	mb.metricErnicInstanceUp.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue, macAttributeValue)
+func (mb *MetricsBuilder) RecordErnicInstanceUpDataPoint(ts pcommon.Timestamp, val int64, macAttributeValue string) {
+	mb.metricErnicInstanceUp.recordDataPoint(mb.startTime, ts, val, macAttributeValue)
 }
 
 // RecordErnicInstanceUptimeDataPoint adds a data point to ernic.instance.uptime metric.
-func (mb *MetricsBuilder) RecordErnicInstanceUptimeDataPoint(ts pcommon.Timestamp, val float64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicInstanceUptime.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicInstanceUptimeDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricErnicInstanceUptime.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicInstancesDataPoint adds a data point to ernic.instances metric.
@@ -3783,148 +2834,148 @@ func (mb *MetricsBuilder) RecordErnicInstancesDataPoint(ts pcommon.Timestamp, va
 }
 
 // RecordErnicInterruptsDataPoint adds a data point to ernic.interrupts metric.
-func (mb *MetricsBuilder) RecordErnicInterruptsDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicInterrupts.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicInterruptsDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricErnicInterrupts.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicIPBytesDataPoint adds a data point to ernic.ip.bytes metric.
-func (mb *MetricsBuilder) RecordErnicIPBytesDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicIPBytes.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicIPBytesDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricErnicIPBytes.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicIPBytesRxDataPoint adds a data point to ernic.ip.bytes.rx metric.
-func (mb *MetricsBuilder) RecordErnicIPBytesRxDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicIPBytesRx.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicIPBytesRxDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricErnicIPBytesRx.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicIPBytesTxDataPoint adds a data point to ernic.ip.bytes.tx metric.
-func (mb *MetricsBuilder) RecordErnicIPBytesTxDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicIPBytesTx.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicIPBytesTxDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricErnicIPBytesTx.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicLabelsTruncatedDataPoint adds a data point to ernic.labels.truncated metric.
-func (mb *MetricsBuilder) RecordErnicLabelsTruncatedDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicLabelsTruncated.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicLabelsTruncatedDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricErnicLabelsTruncated.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicLifCounterDataPoint adds a data point to ernic.lif.counter metric.
-func (mb *MetricsBuilder) RecordErnicLifCounterDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, counterAttributeValue string) {
-	mb.metricErnicLifCounter.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue, counterAttributeValue)
+func (mb *MetricsBuilder) RecordErnicLifCounterDataPoint(ts pcommon.Timestamp, val int64, counterAttributeValue string) {
+	mb.metricErnicLifCounter.recordDataPoint(mb.startTime, ts, val, counterAttributeValue)
 }
 
 // RecordErnicMmioReadsDataPoint adds a data point to ernic.mmio.reads metric.
-func (mb *MetricsBuilder) RecordErnicMmioReadsDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicMmioReads.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicMmioReadsDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricErnicMmioReads.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicMmioWritesDataPoint adds a data point to ernic.mmio.writes metric.
-func (mb *MetricsBuilder) RecordErnicMmioWritesDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicMmioWrites.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicMmioWritesDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricErnicMmioWrites.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicQpBytesRdmaReadDataPoint adds a data point to ernic.qp.bytes.rdma_read metric.
-func (mb *MetricsBuilder) RecordErnicQpBytesRdmaReadDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, qpAttributeValue string) {
-	mb.metricErnicQpBytesRdmaRead.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue, qpAttributeValue)
+func (mb *MetricsBuilder) RecordErnicQpBytesRdmaReadDataPoint(ts pcommon.Timestamp, val int64, qpAttributeValue string) {
+	mb.metricErnicQpBytesRdmaRead.recordDataPoint(mb.startTime, ts, val, qpAttributeValue)
 }
 
 // RecordErnicQpBytesRdmaWriteDataPoint adds a data point to ernic.qp.bytes.rdma_write metric.
-func (mb *MetricsBuilder) RecordErnicQpBytesRdmaWriteDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, qpAttributeValue string) {
-	mb.metricErnicQpBytesRdmaWrite.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue, qpAttributeValue)
+func (mb *MetricsBuilder) RecordErnicQpBytesRdmaWriteDataPoint(ts pcommon.Timestamp, val int64, qpAttributeValue string) {
+	mb.metricErnicQpBytesRdmaWrite.recordDataPoint(mb.startTime, ts, val, qpAttributeValue)
 }
 
 // RecordErnicQpBytesReceivedDataPoint adds a data point to ernic.qp.bytes.received metric.
-func (mb *MetricsBuilder) RecordErnicQpBytesReceivedDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, qpAttributeValue string) {
-	mb.metricErnicQpBytesReceived.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue, qpAttributeValue)
+func (mb *MetricsBuilder) RecordErnicQpBytesReceivedDataPoint(ts pcommon.Timestamp, val int64, qpAttributeValue string) {
+	mb.metricErnicQpBytesReceived.recordDataPoint(mb.startTime, ts, val, qpAttributeValue)
 }
 
 // RecordErnicQpBytesSentDataPoint adds a data point to ernic.qp.bytes.sent metric.
-func (mb *MetricsBuilder) RecordErnicQpBytesSentDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, qpAttributeValue string) {
-	mb.metricErnicQpBytesSent.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue, qpAttributeValue)
+func (mb *MetricsBuilder) RecordErnicQpBytesSentDataPoint(ts pcommon.Timestamp, val int64, qpAttributeValue string) {
+	mb.metricErnicQpBytesSent.recordDataPoint(mb.startTime, ts, val, qpAttributeValue)
 }
 
 // RecordErnicQpCountDataPoint adds a data point to ernic.qp.count metric.
-func (mb *MetricsBuilder) RecordErnicQpCountDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicQpCount.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicQpCountDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricErnicQpCount.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicQpCqesPostedDataPoint adds a data point to ernic.qp.cqes.posted metric.
-func (mb *MetricsBuilder) RecordErnicQpCqesPostedDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, qpAttributeValue string) {
-	mb.metricErnicQpCqesPosted.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue, qpAttributeValue)
+func (mb *MetricsBuilder) RecordErnicQpCqesPostedDataPoint(ts pcommon.Timestamp, val int64, qpAttributeValue string) {
+	mb.metricErnicQpCqesPosted.recordDataPoint(mb.startTime, ts, val, qpAttributeValue)
 }
 
 // RecordErnicQpDoorbellRecvDataPoint adds a data point to ernic.qp.doorbell.recv metric.
-func (mb *MetricsBuilder) RecordErnicQpDoorbellRecvDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, qpAttributeValue string) {
-	mb.metricErnicQpDoorbellRecv.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue, qpAttributeValue)
+func (mb *MetricsBuilder) RecordErnicQpDoorbellRecvDataPoint(ts pcommon.Timestamp, val int64, qpAttributeValue string) {
+	mb.metricErnicQpDoorbellRecv.recordDataPoint(mb.startTime, ts, val, qpAttributeValue)
 }
 
 // RecordErnicQpDoorbellSendDataPoint adds a data point to ernic.qp.doorbell.send metric.
-func (mb *MetricsBuilder) RecordErnicQpDoorbellSendDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, qpAttributeValue string) {
-	mb.metricErnicQpDoorbellSend.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue, qpAttributeValue)
+func (mb *MetricsBuilder) RecordErnicQpDoorbellSendDataPoint(ts pcommon.Timestamp, val int64, qpAttributeValue string) {
+	mb.metricErnicQpDoorbellSend.recordDataPoint(mb.startTime, ts, val, qpAttributeValue)
 }
 
 // RecordErnicQpUnpublishedDataPoint adds a data point to ernic.qp.unpublished metric.
-func (mb *MetricsBuilder) RecordErnicQpUnpublishedDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicQpUnpublished.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicQpUnpublishedDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricErnicQpUnpublished.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicQpWqesByOpcodeDataPoint adds a data point to ernic.qp.wqes.by_opcode metric.
-func (mb *MetricsBuilder) RecordErnicQpWqesByOpcodeDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, qpAttributeValue string, opcodeAttributeValue string) {
-	mb.metricErnicQpWqesByOpcode.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue, qpAttributeValue, opcodeAttributeValue)
+func (mb *MetricsBuilder) RecordErnicQpWqesByOpcodeDataPoint(ts pcommon.Timestamp, val int64, qpAttributeValue string, opcodeAttributeValue string) {
+	mb.metricErnicQpWqesByOpcode.recordDataPoint(mb.startTime, ts, val, qpAttributeValue, opcodeAttributeValue)
 }
 
 // RecordErnicQpWqesProcessedDataPoint adds a data point to ernic.qp.wqes.processed metric.
-func (mb *MetricsBuilder) RecordErnicQpWqesProcessedDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, qpAttributeValue string) {
-	mb.metricErnicQpWqesProcessed.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue, qpAttributeValue)
+func (mb *MetricsBuilder) RecordErnicQpWqesProcessedDataPoint(ts pcommon.Timestamp, val int64, qpAttributeValue string) {
+	mb.metricErnicQpWqesProcessed.recordDataPoint(mb.startTime, ts, val, qpAttributeValue)
 }
 
 // RecordErnicRdmaBytesDataPoint adds a data point to ernic.rdma.bytes metric.
-func (mb *MetricsBuilder) RecordErnicRdmaBytesDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicRdmaBytes.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicRdmaBytesDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricErnicRdmaBytes.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicRdmaBytesReadDataPoint adds a data point to ernic.rdma.bytes.read metric.
-func (mb *MetricsBuilder) RecordErnicRdmaBytesReadDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicRdmaBytesRead.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicRdmaBytesReadDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricErnicRdmaBytesRead.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicRdmaBytesReceivedDataPoint adds a data point to ernic.rdma.bytes.received metric.
-func (mb *MetricsBuilder) RecordErnicRdmaBytesReceivedDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicRdmaBytesReceived.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicRdmaBytesReceivedDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricErnicRdmaBytesReceived.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicRdmaBytesSentDataPoint adds a data point to ernic.rdma.bytes.sent metric.
-func (mb *MetricsBuilder) RecordErnicRdmaBytesSentDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicRdmaBytesSent.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicRdmaBytesSentDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricErnicRdmaBytesSent.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicRdmaBytesWriteDataPoint adds a data point to ernic.rdma.bytes.write metric.
-func (mb *MetricsBuilder) RecordErnicRdmaBytesWriteDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicRdmaBytesWrite.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicRdmaBytesWriteDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricErnicRdmaBytesWrite.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicStatsAgeDataPoint adds a data point to ernic.stats.age metric.
-func (mb *MetricsBuilder) RecordErnicStatsAgeDataPoint(ts pcommon.Timestamp, val float64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicStatsAge.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicStatsAgeDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricErnicStatsAge.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicStatsWritesDataPoint adds a data point to ernic.stats.writes metric.
-func (mb *MetricsBuilder) RecordErnicStatsWritesDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicStatsWrites.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicStatsWritesDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricErnicStatsWrites.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicVMAttachedDataPoint adds a data point to ernic.vm.attached metric.
-func (mb *MetricsBuilder) RecordErnicVMAttachedDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string, vmNameAttributeValue string) {
-	mb.metricErnicVMAttached.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue, vmNameAttributeValue)
+func (mb *MetricsBuilder) RecordErnicVMAttachedDataPoint(ts pcommon.Timestamp, val int64, vmNameAttributeValue string) {
+	mb.metricErnicVMAttached.recordDataPoint(mb.startTime, ts, val, vmNameAttributeValue)
 }
 
 // RecordErnicVMGpuPassthroughDataPoint adds a data point to ernic.vm.gpu_passthrough metric.
-func (mb *MetricsBuilder) RecordErnicVMGpuPassthroughDataPoint(ts pcommon.Timestamp, val int64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicVMGpuPassthrough.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicVMGpuPassthroughDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricErnicVMGpuPassthrough.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicVMUptimeDataPoint adds a data point to ernic.vm.uptime metric.
-func (mb *MetricsBuilder) RecordErnicVMUptimeDataPoint(ts pcommon.Timestamp, val float64, ernicIDAttributeValue string, roleAttributeValue string) {
-	mb.metricErnicVMUptime.recordDataPoint(mb.startTime, ts, val, ernicIDAttributeValue, roleAttributeValue)
+func (mb *MetricsBuilder) RecordErnicVMUptimeDataPoint(ts pcommon.Timestamp, val float64) {
+	mb.metricErnicVMUptime.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicVmsDataPoint adds a data point to ernic.vms metric.

@@ -48,6 +48,15 @@ func TestMetricsBuilder(t *testing.T) {
 			resAttrsSet: testDataSetNone,
 			expectEmpty: true,
 		},
+		{
+			name:        "filter_set_include",
+			resAttrsSet: testDataSetAll,
+		},
+		{
+			name:        "filter_set_exclude",
+			resAttrsSet: testDataSetAll,
+			expectEmpty: true,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,40 +67,19 @@ func TestMetricsBuilder(t *testing.T) {
 			settings.Logger = zap.New(observedZapCore)
 			mb := NewMetricsBuilder(loadMetricsBuilderConfig(t, tt.name), settings, WithStartTime(start))
 			aggMap := make(map[string]string) // contains the aggregation strategies for each metric name
-			aggMap["ernic.commands"] = mb.metricErnicCommands.config.AggregationStrategy
 			aggMap["ernic.connection.up"] = mb.metricErnicConnectionUp.config.AggregationStrategy
-			aggMap["ernic.flr.reset"] = mb.metricErnicFlrReset.config.AggregationStrategy
 			aggMap["ernic.instance.up"] = mb.metricErnicInstanceUp.config.AggregationStrategy
-			aggMap["ernic.instance.uptime"] = mb.metricErnicInstanceUptime.config.AggregationStrategy
-			aggMap["ernic.interrupts"] = mb.metricErnicInterrupts.config.AggregationStrategy
-			aggMap["ernic.ip.bytes"] = mb.metricErnicIPBytes.config.AggregationStrategy
-			aggMap["ernic.ip.bytes.rx"] = mb.metricErnicIPBytesRx.config.AggregationStrategy
-			aggMap["ernic.ip.bytes.tx"] = mb.metricErnicIPBytesTx.config.AggregationStrategy
-			aggMap["ernic.labels.truncated"] = mb.metricErnicLabelsTruncated.config.AggregationStrategy
 			aggMap["ernic.lif.counter"] = mb.metricErnicLifCounter.config.AggregationStrategy
-			aggMap["ernic.mmio.reads"] = mb.metricErnicMmioReads.config.AggregationStrategy
-			aggMap["ernic.mmio.writes"] = mb.metricErnicMmioWrites.config.AggregationStrategy
 			aggMap["ernic.qp.bytes.rdma_read"] = mb.metricErnicQpBytesRdmaRead.config.AggregationStrategy
 			aggMap["ernic.qp.bytes.rdma_write"] = mb.metricErnicQpBytesRdmaWrite.config.AggregationStrategy
 			aggMap["ernic.qp.bytes.received"] = mb.metricErnicQpBytesReceived.config.AggregationStrategy
 			aggMap["ernic.qp.bytes.sent"] = mb.metricErnicQpBytesSent.config.AggregationStrategy
-			aggMap["ernic.qp.count"] = mb.metricErnicQpCount.config.AggregationStrategy
 			aggMap["ernic.qp.cqes.posted"] = mb.metricErnicQpCqesPosted.config.AggregationStrategy
 			aggMap["ernic.qp.doorbell.recv"] = mb.metricErnicQpDoorbellRecv.config.AggregationStrategy
 			aggMap["ernic.qp.doorbell.send"] = mb.metricErnicQpDoorbellSend.config.AggregationStrategy
-			aggMap["ernic.qp.unpublished"] = mb.metricErnicQpUnpublished.config.AggregationStrategy
 			aggMap["ernic.qp.wqes.by_opcode"] = mb.metricErnicQpWqesByOpcode.config.AggregationStrategy
 			aggMap["ernic.qp.wqes.processed"] = mb.metricErnicQpWqesProcessed.config.AggregationStrategy
-			aggMap["ernic.rdma.bytes"] = mb.metricErnicRdmaBytes.config.AggregationStrategy
-			aggMap["ernic.rdma.bytes.read"] = mb.metricErnicRdmaBytesRead.config.AggregationStrategy
-			aggMap["ernic.rdma.bytes.received"] = mb.metricErnicRdmaBytesReceived.config.AggregationStrategy
-			aggMap["ernic.rdma.bytes.sent"] = mb.metricErnicRdmaBytesSent.config.AggregationStrategy
-			aggMap["ernic.rdma.bytes.write"] = mb.metricErnicRdmaBytesWrite.config.AggregationStrategy
-			aggMap["ernic.stats.age"] = mb.metricErnicStatsAge.config.AggregationStrategy
-			aggMap["ernic.stats.writes"] = mb.metricErnicStatsWrites.config.AggregationStrategy
 			aggMap["ernic.vm.attached"] = mb.metricErnicVMAttached.config.AggregationStrategy
-			aggMap["ernic.vm.gpu_passthrough"] = mb.metricErnicVMGpuPassthrough.config.AggregationStrategy
-			aggMap["ernic.vm.uptime"] = mb.metricErnicVMUptime.config.AggregationStrategy
 
 			expectedWarnings := 0
 			if tt.metricsSet != testDataSetReag {
@@ -102,252 +90,171 @@ func TestMetricsBuilder(t *testing.T) {
 			allMetricsCount := 0
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordErnicCommandsDataPoint(ts, 1, "ernic.id-val", "role-val")
+			mb.RecordErnicCommandsDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordErnicConnectionUpDataPoint(ts, 1, "state-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordErnicCommandsDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
+				mb.RecordErnicConnectionUpDataPoint(ts, 3, "state-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordErnicConnectionUpDataPoint(ts, 1, "ernic.id-val", "role-val", "state-val")
+			mb.RecordErnicFlrResetDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordErnicInstanceUpDataPoint(ts, 1, "mac-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordErnicConnectionUpDataPoint(ts, 3, "ernic.id-val-2", "role-val-2", "state-val-2")
+				mb.RecordErnicInstanceUpDataPoint(ts, 3, "mac-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordErnicFlrResetDataPoint(ts, 1, "ernic.id-val", "role-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicFlrResetDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordErnicInstanceUpDataPoint(ts, 1, "ernic.id-val", "role-val", "mac-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicInstanceUpDataPoint(ts, 3, "ernic.id-val-2", "role-val-2", "mac-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordErnicInstanceUptimeDataPoint(ts, 1, "ernic.id-val", "role-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicInstanceUptimeDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
-			}
+			mb.RecordErnicInstanceUptimeDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordErnicInstancesDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordErnicInterruptsDataPoint(ts, 1, "ernic.id-val", "role-val")
+			mb.RecordErnicInterruptsDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordErnicIPBytesDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordErnicIPBytesRxDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordErnicIPBytesTxDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordErnicLabelsTruncatedDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordErnicLifCounterDataPoint(ts, 1, "counter-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordErnicInterruptsDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
+				mb.RecordErnicLifCounterDataPoint(ts, 3, "counter-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordErnicIPBytesDataPoint(ts, 1, "ernic.id-val", "role-val")
+			mb.RecordErnicMmioReadsDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordErnicMmioWritesDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordErnicQpBytesRdmaReadDataPoint(ts, 1, "qp-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordErnicIPBytesDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
+				mb.RecordErnicQpBytesRdmaReadDataPoint(ts, 3, "qp-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordErnicIPBytesRxDataPoint(ts, 1, "ernic.id-val", "role-val")
+			mb.RecordErnicQpBytesRdmaWriteDataPoint(ts, 1, "qp-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordErnicIPBytesRxDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
+				mb.RecordErnicQpBytesRdmaWriteDataPoint(ts, 3, "qp-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordErnicIPBytesTxDataPoint(ts, 1, "ernic.id-val", "role-val")
+			mb.RecordErnicQpBytesReceivedDataPoint(ts, 1, "qp-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordErnicIPBytesTxDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
+				mb.RecordErnicQpBytesReceivedDataPoint(ts, 3, "qp-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordErnicLabelsTruncatedDataPoint(ts, 1, "ernic.id-val", "role-val")
+			mb.RecordErnicQpBytesSentDataPoint(ts, 1, "qp-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordErnicLabelsTruncatedDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
+				mb.RecordErnicQpBytesSentDataPoint(ts, 3, "qp-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordErnicLifCounterDataPoint(ts, 1, "ernic.id-val", "role-val", "counter-val")
+			mb.RecordErnicQpCountDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordErnicQpCqesPostedDataPoint(ts, 1, "qp-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordErnicLifCounterDataPoint(ts, 3, "ernic.id-val-2", "role-val-2", "counter-val-2")
+				mb.RecordErnicQpCqesPostedDataPoint(ts, 3, "qp-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordErnicMmioReadsDataPoint(ts, 1, "ernic.id-val", "role-val")
+			mb.RecordErnicQpDoorbellRecvDataPoint(ts, 1, "qp-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordErnicMmioReadsDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
+				mb.RecordErnicQpDoorbellRecvDataPoint(ts, 3, "qp-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordErnicMmioWritesDataPoint(ts, 1, "ernic.id-val", "role-val")
+			mb.RecordErnicQpDoorbellSendDataPoint(ts, 1, "qp-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordErnicMmioWritesDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
+				mb.RecordErnicQpDoorbellSendDataPoint(ts, 3, "qp-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordErnicQpBytesRdmaReadDataPoint(ts, 1, "ernic.id-val", "role-val", "qp-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicQpBytesRdmaReadDataPoint(ts, 3, "ernic.id-val-2", "role-val-2", "qp-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordErnicQpBytesRdmaWriteDataPoint(ts, 1, "ernic.id-val", "role-val", "qp-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicQpBytesRdmaWriteDataPoint(ts, 3, "ernic.id-val-2", "role-val-2", "qp-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordErnicQpBytesReceivedDataPoint(ts, 1, "ernic.id-val", "role-val", "qp-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicQpBytesReceivedDataPoint(ts, 3, "ernic.id-val-2", "role-val-2", "qp-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordErnicQpBytesSentDataPoint(ts, 1, "ernic.id-val", "role-val", "qp-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicQpBytesSentDataPoint(ts, 3, "ernic.id-val-2", "role-val-2", "qp-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordErnicQpCountDataPoint(ts, 1, "ernic.id-val", "role-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicQpCountDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordErnicQpCqesPostedDataPoint(ts, 1, "ernic.id-val", "role-val", "qp-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicQpCqesPostedDataPoint(ts, 3, "ernic.id-val-2", "role-val-2", "qp-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordErnicQpDoorbellRecvDataPoint(ts, 1, "ernic.id-val", "role-val", "qp-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicQpDoorbellRecvDataPoint(ts, 3, "ernic.id-val-2", "role-val-2", "qp-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordErnicQpDoorbellSendDataPoint(ts, 1, "ernic.id-val", "role-val", "qp-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicQpDoorbellSendDataPoint(ts, 3, "ernic.id-val-2", "role-val-2", "qp-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordErnicQpUnpublishedDataPoint(ts, 1, "ernic.id-val", "role-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicQpUnpublishedDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
-			}
+			mb.RecordErnicQpUnpublishedDataPoint(ts, 1)
 
 			allMetricsCount++
-			mb.RecordErnicQpWqesByOpcodeDataPoint(ts, 1, "ernic.id-val", "role-val", "qp-val", "opcode-val")
+			mb.RecordErnicQpWqesByOpcodeDataPoint(ts, 1, "qp-val", "opcode-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordErnicQpWqesByOpcodeDataPoint(ts, 3, "ernic.id-val-2", "role-val-2", "qp-val-2", "opcode-val-2")
+				mb.RecordErnicQpWqesByOpcodeDataPoint(ts, 3, "qp-val-2", "opcode-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordErnicQpWqesProcessedDataPoint(ts, 1, "ernic.id-val", "role-val", "qp-val")
+			mb.RecordErnicQpWqesProcessedDataPoint(ts, 1, "qp-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordErnicQpWqesProcessedDataPoint(ts, 3, "ernic.id-val-2", "role-val-2", "qp-val-2")
+				mb.RecordErnicQpWqesProcessedDataPoint(ts, 3, "qp-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordErnicRdmaBytesDataPoint(ts, 1, "ernic.id-val", "role-val")
+			mb.RecordErnicRdmaBytesDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordErnicRdmaBytesReadDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordErnicRdmaBytesReceivedDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordErnicRdmaBytesSentDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordErnicRdmaBytesWriteDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordErnicStatsAgeDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordErnicStatsWritesDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
+			mb.RecordErnicVMAttachedDataPoint(ts, 1, "vm.name-val")
 			if tt.name == "reaggregate_set" {
-				mb.RecordErnicRdmaBytesDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
+				mb.RecordErnicVMAttachedDataPoint(ts, 3, "vm.name-val-2")
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordErnicRdmaBytesReadDataPoint(ts, 1, "ernic.id-val", "role-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicRdmaBytesReadDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
-			}
+			mb.RecordErnicVMGpuPassthroughDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordErnicRdmaBytesReceivedDataPoint(ts, 1, "ernic.id-val", "role-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicRdmaBytesReceivedDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordErnicRdmaBytesSentDataPoint(ts, 1, "ernic.id-val", "role-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicRdmaBytesSentDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordErnicRdmaBytesWriteDataPoint(ts, 1, "ernic.id-val", "role-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicRdmaBytesWriteDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordErnicStatsAgeDataPoint(ts, 1, "ernic.id-val", "role-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicStatsAgeDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordErnicStatsWritesDataPoint(ts, 1, "ernic.id-val", "role-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicStatsWritesDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordErnicVMAttachedDataPoint(ts, 1, "ernic.id-val", "role-val", "vm.name-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicVMAttachedDataPoint(ts, 3, "ernic.id-val-2", "role-val-2", "vm.name-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordErnicVMGpuPassthroughDataPoint(ts, 1, "ernic.id-val", "role-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicVMGpuPassthroughDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
-			}
-			defaultMetricsCount++
-			allMetricsCount++
-			mb.RecordErnicVMUptimeDataPoint(ts, 1, "ernic.id-val", "role-val")
-			if tt.name == "reaggregate_set" {
-				mb.RecordErnicVMUptimeDataPoint(ts, 3, "ernic.id-val-2", "role-val-2")
-			}
+			mb.RecordErnicVMUptimeDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordErnicVmsDataPoint(ts, 1)
 
-			res := pcommon.NewResource()
+			rb := mb.NewResourceBuilder()
+			rb.SetErnicID("ernic.id-val")
+			rb.SetRole("role-val")
+			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))
 			if tt.name == "reaggregate_set" {
-				assert.Empty(t, mb.metricErnicCommands.aggDataPoints)
 				assert.Empty(t, mb.metricErnicConnectionUp.aggDataPoints)
-				assert.Empty(t, mb.metricErnicFlrReset.aggDataPoints)
 				assert.Empty(t, mb.metricErnicInstanceUp.aggDataPoints)
-				assert.Empty(t, mb.metricErnicInstanceUptime.aggDataPoints)
-				assert.Empty(t, mb.metricErnicInterrupts.aggDataPoints)
-				assert.Empty(t, mb.metricErnicIPBytes.aggDataPoints)
-				assert.Empty(t, mb.metricErnicIPBytesRx.aggDataPoints)
-				assert.Empty(t, mb.metricErnicIPBytesTx.aggDataPoints)
-				assert.Empty(t, mb.metricErnicLabelsTruncated.aggDataPoints)
 				assert.Empty(t, mb.metricErnicLifCounter.aggDataPoints)
-				assert.Empty(t, mb.metricErnicMmioReads.aggDataPoints)
-				assert.Empty(t, mb.metricErnicMmioWrites.aggDataPoints)
 				assert.Empty(t, mb.metricErnicQpBytesRdmaRead.aggDataPoints)
 				assert.Empty(t, mb.metricErnicQpBytesRdmaWrite.aggDataPoints)
 				assert.Empty(t, mb.metricErnicQpBytesReceived.aggDataPoints)
 				assert.Empty(t, mb.metricErnicQpBytesSent.aggDataPoints)
-				assert.Empty(t, mb.metricErnicQpCount.aggDataPoints)
 				assert.Empty(t, mb.metricErnicQpCqesPosted.aggDataPoints)
 				assert.Empty(t, mb.metricErnicQpDoorbellRecv.aggDataPoints)
 				assert.Empty(t, mb.metricErnicQpDoorbellSend.aggDataPoints)
-				assert.Empty(t, mb.metricErnicQpUnpublished.aggDataPoints)
 				assert.Empty(t, mb.metricErnicQpWqesByOpcode.aggDataPoints)
 				assert.Empty(t, mb.metricErnicQpWqesProcessed.aggDataPoints)
-				assert.Empty(t, mb.metricErnicRdmaBytes.aggDataPoints)
-				assert.Empty(t, mb.metricErnicRdmaBytesRead.aggDataPoints)
-				assert.Empty(t, mb.metricErnicRdmaBytesReceived.aggDataPoints)
-				assert.Empty(t, mb.metricErnicRdmaBytesSent.aggDataPoints)
-				assert.Empty(t, mb.metricErnicRdmaBytesWrite.aggDataPoints)
-				assert.Empty(t, mb.metricErnicStatsAge.aggDataPoints)
-				assert.Empty(t, mb.metricErnicStatsWrites.aggDataPoints)
 				assert.Empty(t, mb.metricErnicVMAttached.aggDataPoints)
-				assert.Empty(t, mb.metricErnicVMGpuPassthrough.aggDataPoints)
-				assert.Empty(t, mb.metricErnicVMUptime.aggDataPoints)
 			}
 
 			if tt.expectEmpty {
@@ -376,54 +283,19 @@ func TestMetricsBuilder(t *testing.T) {
 			for _, mi := range allMetricsList {
 				switch mi.Name() {
 				case "ernic.commands":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.commands"], "Found a duplicate in the metrics slice: ernic.commands")
-						validatedMetrics["ernic.commands"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Admin commands the device processed. Stats key `commands`.", mi.Description())
-						assert.Equal(t, "{command}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.commands"], "Found a duplicate in the metrics slice: ernic.commands")
-						validatedMetrics["ernic.commands"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Admin commands the device processed. Stats key `commands`.", mi.Description())
-						assert.Equal(t, "{command}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["ernic.commands"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.commands"], "Found a duplicate in the metrics slice: ernic.commands")
+					validatedMetrics["ernic.commands"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Admin commands the device processed. Stats key `commands`.", mi.Description())
+					assert.Equal(t, "{command}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "ernic.connection.up":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["ernic.connection.up"], "Found a duplicate in the metrics slice: ernic.connection.up")
@@ -437,12 +309,6 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
 						stateAttrVal, ok := dp.Attributes().Get("state")
 						assert.True(t, ok)
 						assert.Equal(t, "state-val", stateAttrVal.Str())
@@ -467,62 +333,23 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("state")
+						_, ok := dp.Attributes().Get("state")
 						assert.False(t, ok)
 					}
 				case "ernic.flr.reset":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.flr.reset"], "Found a duplicate in the metrics slice: ernic.flr.reset")
-						validatedMetrics["ernic.flr.reset"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Device resets and PCI function-level resets (FLR). Stats key `reset_count` (older servers - `flr_reset_count`, FLRs only).", mi.Description())
-						assert.Equal(t, "{reset}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.flr.reset"], "Found a duplicate in the metrics slice: ernic.flr.reset")
-						validatedMetrics["ernic.flr.reset"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Device resets and PCI function-level resets (FLR). Stats key `reset_count` (older servers - `flr_reset_count`, FLRs only).", mi.Description())
-						assert.Equal(t, "{reset}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["ernic.flr.reset"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.flr.reset"], "Found a duplicate in the metrics slice: ernic.flr.reset")
+					validatedMetrics["ernic.flr.reset"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Device resets and PCI function-level resets (FLR). Stats key `reset_count` (older servers - `flr_reset_count`, FLRs only).", mi.Description())
+					assert.Equal(t, "{reset}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "ernic.instance.up":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["ernic.instance.up"], "Found a duplicate in the metrics slice: ernic.instance.up")
@@ -536,12 +363,6 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
 						macAttrVal, ok := dp.Attributes().Get("mac")
 						assert.True(t, ok)
 						assert.Equal(t, "mac-val", macAttrVal.Str())
@@ -566,58 +387,21 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("mac")
+						_, ok := dp.Attributes().Get("mac")
 						assert.False(t, ok)
 					}
 				case "ernic.instance.uptime":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.instance.uptime"], "Found a duplicate in the metrics slice: ernic.instance.uptime")
-						validatedMetrics["ernic.instance.uptime"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Age of the instance's server process, from its start time in `<proc_dir>/<pid>/stat` and `btime`. Only while the process is alive.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.instance.uptime"], "Found a duplicate in the metrics slice: ernic.instance.uptime")
-						validatedMetrics["ernic.instance.uptime"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Age of the instance's server process, from its start time in `<proc_dir>/<pid>/stat` and `btime`. Only while the process is alive.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["ernic.instance.uptime"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.instance.uptime"], "Found a duplicate in the metrics slice: ernic.instance.uptime")
+					validatedMetrics["ernic.instance.uptime"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Age of the instance's server process, from its start time in `<proc_dir>/<pid>/stat` and `btime`. Only while the process is alive.", mi.Description())
+					assert.Equal(t, "s", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "ernic.instances":
 					assert.False(t, validatedMetrics["ernic.instances"], "Found a duplicate in the metrics slice: ernic.instances")
 					validatedMetrics["ernic.instances"] = true
@@ -631,246 +415,73 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
 				case "ernic.interrupts":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.interrupts"], "Found a duplicate in the metrics slice: ernic.interrupts")
-						validatedMetrics["ernic.interrupts"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Interrupts the device raised. Stats key `interrupts`.", mi.Description())
-						assert.Equal(t, "{interrupt}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.interrupts"], "Found a duplicate in the metrics slice: ernic.interrupts")
-						validatedMetrics["ernic.interrupts"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Interrupts the device raised. Stats key `interrupts`.", mi.Description())
-						assert.Equal(t, "{interrupt}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["ernic.interrupts"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.interrupts"], "Found a duplicate in the metrics slice: ernic.interrupts")
+					validatedMetrics["ernic.interrupts"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Interrupts the device raised. Stats key `interrupts`.", mi.Description())
+					assert.Equal(t, "{interrupt}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "ernic.ip.bytes":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.ip.bytes"], "Found a duplicate in the metrics slice: ernic.ip.bytes")
-						validatedMetrics["ernic.ip.bytes"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "IP bytes transmitted plus received. Stats keys `total_ip_bytes_tx` + `total_ip_bytes_rx`; absent when the server does not print them.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.ip.bytes"], "Found a duplicate in the metrics slice: ernic.ip.bytes")
-						validatedMetrics["ernic.ip.bytes"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "IP bytes transmitted plus received. Stats keys `total_ip_bytes_tx` + `total_ip_bytes_rx`; absent when the server does not print them.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["ernic.ip.bytes"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.ip.bytes"], "Found a duplicate in the metrics slice: ernic.ip.bytes")
+					validatedMetrics["ernic.ip.bytes"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "IP bytes transmitted plus received. Stats keys `total_ip_bytes_tx` + `total_ip_bytes_rx`; absent when the server does not print them.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "ernic.ip.bytes.rx":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.ip.bytes.rx"], "Found a duplicate in the metrics slice: ernic.ip.bytes.rx")
-						validatedMetrics["ernic.ip.bytes.rx"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "IP bytes received. Stats key `total_ip_bytes_rx`.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.ip.bytes.rx"], "Found a duplicate in the metrics slice: ernic.ip.bytes.rx")
-						validatedMetrics["ernic.ip.bytes.rx"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "IP bytes received. Stats key `total_ip_bytes_rx`.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["ernic.ip.bytes.rx"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.ip.bytes.rx"], "Found a duplicate in the metrics slice: ernic.ip.bytes.rx")
+					validatedMetrics["ernic.ip.bytes.rx"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "IP bytes received. Stats key `total_ip_bytes_rx`.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "ernic.ip.bytes.tx":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.ip.bytes.tx"], "Found a duplicate in the metrics slice: ernic.ip.bytes.tx")
-						validatedMetrics["ernic.ip.bytes.tx"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "IP bytes transmitted. Stats key `total_ip_bytes_tx`.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.ip.bytes.tx"], "Found a duplicate in the metrics slice: ernic.ip.bytes.tx")
-						validatedMetrics["ernic.ip.bytes.tx"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "IP bytes transmitted. Stats key `total_ip_bytes_tx`.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["ernic.ip.bytes.tx"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.ip.bytes.tx"], "Found a duplicate in the metrics slice: ernic.ip.bytes.tx")
+					validatedMetrics["ernic.ip.bytes.tx"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "IP bytes transmitted. Stats key `total_ip_bytes_tx`.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "ernic.labels.truncated":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.labels.truncated"], "Found a duplicate in the metrics slice: ernic.labels.truncated")
-						validatedMetrics["ernic.labels.truncated"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Attribute values of this instance cut to `max_label_length` bytes (a role, MAC, VM name, connection state, LIF counter or opcode name from the run directory longer than the limit). Non-zero means the run directory holds values no real server writes.", mi.Description())
-						assert.Equal(t, "{value}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.labels.truncated"], "Found a duplicate in the metrics slice: ernic.labels.truncated")
-						validatedMetrics["ernic.labels.truncated"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Attribute values of this instance cut to `max_label_length` bytes (a role, MAC, VM name, connection state, LIF counter or opcode name from the run directory longer than the limit). Non-zero means the run directory holds values no real server writes.", mi.Description())
-						assert.Equal(t, "{value}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["ernic.labels.truncated"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.labels.truncated"], "Found a duplicate in the metrics slice: ernic.labels.truncated")
+					validatedMetrics["ernic.labels.truncated"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Attribute values of this instance cut to `max_label_length` bytes (a role, MAC, VM name, connection state, LIF counter or opcode name from the run directory longer than the limit). Non-zero means the run directory holds values no real server writes.", mi.Description())
+					assert.Equal(t, "{value}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "ernic.lif.counter":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["ernic.lif.counter"], "Found a duplicate in the metrics slice: ernic.lif.counter")
@@ -886,12 +497,6 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
 						counterAttrVal, ok := dp.Attributes().Get("counter")
 						assert.True(t, ok)
 						assert.Equal(t, "counter-val", counterAttrVal.Str())
@@ -918,111 +523,37 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("counter")
+						_, ok := dp.Attributes().Get("counter")
 						assert.False(t, ok)
 					}
 				case "ernic.mmio.reads":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.mmio.reads"], "Found a duplicate in the metrics slice: ernic.mmio.reads")
-						validatedMetrics["ernic.mmio.reads"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "MMIO reads (BAR0 plus UAR). Stats key `mmio_reads_total` (older servers - `regs_reads`).", mi.Description())
-						assert.Equal(t, "{operation}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.mmio.reads"], "Found a duplicate in the metrics slice: ernic.mmio.reads")
-						validatedMetrics["ernic.mmio.reads"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "MMIO reads (BAR0 plus UAR). Stats key `mmio_reads_total` (older servers - `regs_reads`).", mi.Description())
-						assert.Equal(t, "{operation}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["ernic.mmio.reads"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.mmio.reads"], "Found a duplicate in the metrics slice: ernic.mmio.reads")
+					validatedMetrics["ernic.mmio.reads"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "MMIO reads (BAR0 plus UAR). Stats key `mmio_reads_total` (older servers - `regs_reads`).", mi.Description())
+					assert.Equal(t, "{operation}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "ernic.mmio.writes":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.mmio.writes"], "Found a duplicate in the metrics slice: ernic.mmio.writes")
-						validatedMetrics["ernic.mmio.writes"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "MMIO writes (BAR0 plus UAR). Stats key `mmio_writes_total` (older servers - `regs_writes`).", mi.Description())
-						assert.Equal(t, "{operation}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.mmio.writes"], "Found a duplicate in the metrics slice: ernic.mmio.writes")
-						validatedMetrics["ernic.mmio.writes"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "MMIO writes (BAR0 plus UAR). Stats key `mmio_writes_total` (older servers - `regs_writes`).", mi.Description())
-						assert.Equal(t, "{operation}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["ernic.mmio.writes"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.mmio.writes"], "Found a duplicate in the metrics slice: ernic.mmio.writes")
+					validatedMetrics["ernic.mmio.writes"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "MMIO writes (BAR0 plus UAR). Stats key `mmio_writes_total` (older servers - `regs_writes`).", mi.Description())
+					assert.Equal(t, "{operation}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "ernic.qp.bytes.rdma_read":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["ernic.qp.bytes.rdma_read"], "Found a duplicate in the metrics slice: ernic.qp.bytes.rdma_read")
@@ -1038,12 +569,6 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
 						qpAttrVal, ok := dp.Attributes().Get("qp")
 						assert.True(t, ok)
 						assert.Equal(t, "qp-val", qpAttrVal.Str())
@@ -1070,11 +595,7 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("qp")
+						_, ok := dp.Attributes().Get("qp")
 						assert.False(t, ok)
 					}
 				case "ernic.qp.bytes.rdma_write":
@@ -1092,12 +613,6 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
 						qpAttrVal, ok := dp.Attributes().Get("qp")
 						assert.True(t, ok)
 						assert.Equal(t, "qp-val", qpAttrVal.Str())
@@ -1124,11 +639,7 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("qp")
+						_, ok := dp.Attributes().Get("qp")
 						assert.False(t, ok)
 					}
 				case "ernic.qp.bytes.received":
@@ -1146,12 +657,6 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
 						qpAttrVal, ok := dp.Attributes().Get("qp")
 						assert.True(t, ok)
 						assert.Equal(t, "qp-val", qpAttrVal.Str())
@@ -1178,11 +683,7 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("qp")
+						_, ok := dp.Attributes().Get("qp")
 						assert.False(t, ok)
 					}
 				case "ernic.qp.bytes.sent":
@@ -1200,12 +701,6 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
 						qpAttrVal, ok := dp.Attributes().Get("qp")
 						assert.True(t, ok)
 						assert.Equal(t, "qp-val", qpAttrVal.Str())
@@ -1232,58 +727,21 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("qp")
+						_, ok := dp.Attributes().Get("qp")
 						assert.False(t, ok)
 					}
 				case "ernic.qp.count":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.qp.count"], "Found a duplicate in the metrics slice: ernic.qp.count")
-						validatedMetrics["ernic.qp.count"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "QP blocks in the stats file - QP handles seen since the server process started (blocks are never removed while it lives).", mi.Description())
-						assert.Equal(t, "{qp}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.qp.count"], "Found a duplicate in the metrics slice: ernic.qp.count")
-						validatedMetrics["ernic.qp.count"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "QP blocks in the stats file - QP handles seen since the server process started (blocks are never removed while it lives).", mi.Description())
-						assert.Equal(t, "{qp}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["ernic.qp.count"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.qp.count"], "Found a duplicate in the metrics slice: ernic.qp.count")
+					validatedMetrics["ernic.qp.count"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "QP blocks in the stats file - QP handles seen since the server process started (blocks are never removed while it lives).", mi.Description())
+					assert.Equal(t, "{qp}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "ernic.qp.cqes.posted":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["ernic.qp.cqes.posted"], "Found a duplicate in the metrics slice: ernic.qp.cqes.posted")
@@ -1299,12 +757,6 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
 						qpAttrVal, ok := dp.Attributes().Get("qp")
 						assert.True(t, ok)
 						assert.Equal(t, "qp-val", qpAttrVal.Str())
@@ -1331,11 +783,7 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("qp")
+						_, ok := dp.Attributes().Get("qp")
 						assert.False(t, ok)
 					}
 				case "ernic.qp.doorbell.recv":
@@ -1353,12 +801,6 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
 						qpAttrVal, ok := dp.Attributes().Get("qp")
 						assert.True(t, ok)
 						assert.Equal(t, "qp-val", qpAttrVal.Str())
@@ -1385,11 +827,7 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("qp")
+						_, ok := dp.Attributes().Get("qp")
 						assert.False(t, ok)
 					}
 				case "ernic.qp.doorbell.send":
@@ -1407,12 +845,6 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
 						qpAttrVal, ok := dp.Attributes().Get("qp")
 						assert.True(t, ok)
 						assert.Equal(t, "qp-val", qpAttrVal.Str())
@@ -1439,58 +871,21 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("qp")
+						_, ok := dp.Attributes().Get("qp")
 						assert.False(t, ok)
 					}
 				case "ernic.qp.unpublished":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.qp.unpublished"], "Found a duplicate in the metrics slice: ernic.qp.unpublished")
-						validatedMetrics["ernic.qp.unpublished"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "QP blocks of the stats file over `max_qps_per_instance` whose per-QP series are not published (the QPs with the highest handles are left out).", mi.Description())
-						assert.Equal(t, "{qp}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.qp.unpublished"], "Found a duplicate in the metrics slice: ernic.qp.unpublished")
-						validatedMetrics["ernic.qp.unpublished"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "QP blocks of the stats file over `max_qps_per_instance` whose per-QP series are not published (the QPs with the highest handles are left out).", mi.Description())
-						assert.Equal(t, "{qp}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["ernic.qp.unpublished"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.qp.unpublished"], "Found a duplicate in the metrics slice: ernic.qp.unpublished")
+					validatedMetrics["ernic.qp.unpublished"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "QP blocks of the stats file over `max_qps_per_instance` whose per-QP series are not published (the QPs with the highest handles are left out).", mi.Description())
+					assert.Equal(t, "{qp}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "ernic.qp.wqes.by_opcode":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["ernic.qp.wqes.by_opcode"], "Found a duplicate in the metrics slice: ernic.qp.wqes.by_opcode")
@@ -1506,12 +901,6 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
 						qpAttrVal, ok := dp.Attributes().Get("qp")
 						assert.True(t, ok)
 						assert.Equal(t, "qp-val", qpAttrVal.Str())
@@ -1541,11 +930,7 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("qp")
+						_, ok := dp.Attributes().Get("qp")
 						assert.False(t, ok)
 						_, ok = dp.Attributes().Get("opcode")
 						assert.False(t, ok)
@@ -1565,12 +950,6 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
 						qpAttrVal, ok := dp.Attributes().Get("qp")
 						assert.True(t, ok)
 						assert.Equal(t, "qp-val", qpAttrVal.Str())
@@ -1597,352 +976,105 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("qp")
+						_, ok := dp.Attributes().Get("qp")
 						assert.False(t, ok)
 					}
 				case "ernic.rdma.bytes":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.rdma.bytes"], "Found a duplicate in the metrics slice: ernic.rdma.bytes")
-						validatedMetrics["ernic.rdma.bytes"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "RDMA bytes sent, received, read and written. Sum of stats keys `total_bytes_sent`, `total_bytes_received`, `total_bytes_rdma_read`, `total_bytes_rdma_write`.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.rdma.bytes"], "Found a duplicate in the metrics slice: ernic.rdma.bytes")
-						validatedMetrics["ernic.rdma.bytes"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "RDMA bytes sent, received, read and written. Sum of stats keys `total_bytes_sent`, `total_bytes_received`, `total_bytes_rdma_read`, `total_bytes_rdma_write`.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["ernic.rdma.bytes"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.rdma.bytes"], "Found a duplicate in the metrics slice: ernic.rdma.bytes")
+					validatedMetrics["ernic.rdma.bytes"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "RDMA bytes sent, received, read and written. Sum of stats keys `total_bytes_sent`, `total_bytes_received`, `total_bytes_rdma_read`, `total_bytes_rdma_write`.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "ernic.rdma.bytes.read":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.rdma.bytes.read"], "Found a duplicate in the metrics slice: ernic.rdma.bytes.read")
-						validatedMetrics["ernic.rdma.bytes.read"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes moved by RDMA READ. Stats key `total_bytes_rdma_read`.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.rdma.bytes.read"], "Found a duplicate in the metrics slice: ernic.rdma.bytes.read")
-						validatedMetrics["ernic.rdma.bytes.read"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes moved by RDMA READ. Stats key `total_bytes_rdma_read`.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["ernic.rdma.bytes.read"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.rdma.bytes.read"], "Found a duplicate in the metrics slice: ernic.rdma.bytes.read")
+					validatedMetrics["ernic.rdma.bytes.read"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Bytes moved by RDMA READ. Stats key `total_bytes_rdma_read`.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "ernic.rdma.bytes.received":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.rdma.bytes.received"], "Found a duplicate in the metrics slice: ernic.rdma.bytes.received")
-						validatedMetrics["ernic.rdma.bytes.received"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "RDMA bytes received (SEND/RECV). Stats key `total_bytes_received`.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.rdma.bytes.received"], "Found a duplicate in the metrics slice: ernic.rdma.bytes.received")
-						validatedMetrics["ernic.rdma.bytes.received"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "RDMA bytes received (SEND/RECV). Stats key `total_bytes_received`.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["ernic.rdma.bytes.received"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.rdma.bytes.received"], "Found a duplicate in the metrics slice: ernic.rdma.bytes.received")
+					validatedMetrics["ernic.rdma.bytes.received"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "RDMA bytes received (SEND/RECV). Stats key `total_bytes_received`.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "ernic.rdma.bytes.sent":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.rdma.bytes.sent"], "Found a duplicate in the metrics slice: ernic.rdma.bytes.sent")
-						validatedMetrics["ernic.rdma.bytes.sent"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "RDMA bytes sent (SEND/RECV). Stats key `total_bytes_sent`.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.rdma.bytes.sent"], "Found a duplicate in the metrics slice: ernic.rdma.bytes.sent")
-						validatedMetrics["ernic.rdma.bytes.sent"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "RDMA bytes sent (SEND/RECV). Stats key `total_bytes_sent`.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["ernic.rdma.bytes.sent"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.rdma.bytes.sent"], "Found a duplicate in the metrics slice: ernic.rdma.bytes.sent")
+					validatedMetrics["ernic.rdma.bytes.sent"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "RDMA bytes sent (SEND/RECV). Stats key `total_bytes_sent`.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "ernic.rdma.bytes.write":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.rdma.bytes.write"], "Found a duplicate in the metrics slice: ernic.rdma.bytes.write")
-						validatedMetrics["ernic.rdma.bytes.write"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes moved by RDMA WRITE. Stats key `total_bytes_rdma_write`.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.rdma.bytes.write"], "Found a duplicate in the metrics slice: ernic.rdma.bytes.write")
-						validatedMetrics["ernic.rdma.bytes.write"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes moved by RDMA WRITE. Stats key `total_bytes_rdma_write`.", mi.Description())
-						assert.Equal(t, "By", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["ernic.rdma.bytes.write"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.rdma.bytes.write"], "Found a duplicate in the metrics slice: ernic.rdma.bytes.write")
+					validatedMetrics["ernic.rdma.bytes.write"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Bytes moved by RDMA WRITE. Stats key `total_bytes_rdma_write`.", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "ernic.stats.age":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.stats.age"], "Found a duplicate in the metrics slice: ernic.stats.age")
-						validatedMetrics["ernic.stats.age"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Time since the stats file was last written (now minus its mtime). A connected instance whose file stops moving is stuck; without a client the server does not rewrite it, so an old file alone is not a fault.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.stats.age"], "Found a duplicate in the metrics slice: ernic.stats.age")
-						validatedMetrics["ernic.stats.age"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Time since the stats file was last written (now minus its mtime). A connected instance whose file stops moving is stuck; without a client the server does not rewrite it, so an old file alone is not a fault.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["ernic.stats.age"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.stats.age"], "Found a duplicate in the metrics slice: ernic.stats.age")
+					validatedMetrics["ernic.stats.age"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Time since the stats file was last written (now minus its mtime). A connected instance whose file stops moving is stuck; without a client the server does not rewrite it, so an old file alone is not a fault.", mi.Description())
+					assert.Equal(t, "s", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "ernic.stats.writes":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.stats.writes"], "Found a duplicate in the metrics slice: ernic.stats.writes")
-						validatedMetrics["ernic.stats.writes"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Stats writes the server process completed before the one read. Stats line `Write count`.", mi.Description())
-						assert.Equal(t, "{write}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.stats.writes"], "Found a duplicate in the metrics slice: ernic.stats.writes")
-						validatedMetrics["ernic.stats.writes"] = true
-						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
-						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Stats writes the server process completed before the one read. Stats line `Write count`.", mi.Description())
-						assert.Equal(t, "{write}", mi.Unit())
-						assert.True(t, mi.Sum().IsMonotonic())
-						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
-						dp := mi.Sum().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["ernic.stats.writes"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.stats.writes"], "Found a duplicate in the metrics slice: ernic.stats.writes")
+					validatedMetrics["ernic.stats.writes"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Stats writes the server process completed before the one read. Stats line `Write count`.", mi.Description())
+					assert.Equal(t, "{write}", mi.Unit())
+					assert.True(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "ernic.vm.attached":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["ernic.vm.attached"], "Found a duplicate in the metrics slice: ernic.vm.attached")
@@ -1956,12 +1088,6 @@ func TestMetricsBuilder(t *testing.T) {
 						assert.Equal(t, ts, dp.Timestamp())
 						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
 						vmNameAttrVal, ok := dp.Attributes().Get("vm.name")
 						assert.True(t, ok)
 						assert.Equal(t, "vm.name-val", vmNameAttrVal.Str())
@@ -1986,103 +1112,33 @@ func TestMetricsBuilder(t *testing.T) {
 						case "max":
 							assert.Equal(t, int64(3), dp.IntValue())
 						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("vm.name")
+						_, ok := dp.Attributes().Get("vm.name")
 						assert.False(t, ok)
 					}
 				case "ernic.vm.gpu_passthrough":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.vm.gpu_passthrough"], "Found a duplicate in the metrics slice: ernic.vm.gpu_passthrough")
-						validatedMetrics["ernic.vm.gpu_passthrough"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "For an attached VM - 1 when GPUs are passed through (`vm.gpu` is not empty), else 0.", mi.Description())
-						assert.Equal(t, "{status}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						assert.Equal(t, int64(1), dp.IntValue())
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.vm.gpu_passthrough"], "Found a duplicate in the metrics slice: ernic.vm.gpu_passthrough")
-						validatedMetrics["ernic.vm.gpu_passthrough"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "For an attached VM - 1 when GPUs are passed through (`vm.gpu` is not empty), else 0.", mi.Description())
-						assert.Equal(t, "{status}", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
-						switch aggMap["ernic.vm.gpu_passthrough"] {
-						case "sum":
-							assert.Equal(t, int64(4), dp.IntValue())
-						case "avg":
-							assert.Equal(t, int64(2), dp.IntValue())
-						case "min":
-							assert.Equal(t, int64(1), dp.IntValue())
-						case "max":
-							assert.Equal(t, int64(3), dp.IntValue())
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.vm.gpu_passthrough"], "Found a duplicate in the metrics slice: ernic.vm.gpu_passthrough")
+					validatedMetrics["ernic.vm.gpu_passthrough"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "For an attached VM - 1 when GPUs are passed through (`vm.gpu` is not empty), else 0.", mi.Description())
+					assert.Equal(t, "{status}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "ernic.vm.uptime":
-					if tt.name != "reaggregate_set" {
-						assert.False(t, validatedMetrics["ernic.vm.uptime"], "Found a duplicate in the metrics slice: ernic.vm.uptime")
-						validatedMetrics["ernic.vm.uptime"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "For an attached VM - now minus `vm.launched_at`, or else the age of the `vm.vm_pid` process.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						ernicIDAttrVal, ok := dp.Attributes().Get("ernic.id")
-						assert.True(t, ok)
-						assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
-						roleAttrVal, ok := dp.Attributes().Get("role")
-						assert.True(t, ok)
-						assert.Equal(t, "role-val", roleAttrVal.Str())
-					} else {
-						assert.False(t, validatedMetrics["ernic.vm.uptime"], "Found a duplicate in the metrics slice: ernic.vm.uptime")
-						validatedMetrics["ernic.vm.uptime"] = true
-						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "For an attached VM - now minus `vm.launched_at`, or else the age of the `vm.vm_pid` process.", mi.Description())
-						assert.Equal(t, "s", mi.Unit())
-						dp := mi.Gauge().DataPoints().At(0)
-						assert.Equal(t, start, dp.StartTimestamp())
-						assert.Equal(t, ts, dp.Timestamp())
-						assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-						switch aggMap["ernic.vm.uptime"] {
-						case "sum":
-							assert.InDelta(t, float64(4), dp.DoubleValue(), 0.01)
-						case "avg":
-							assert.InDelta(t, float64(2), dp.DoubleValue(), 0.01)
-						case "min":
-							assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
-						case "max":
-							assert.InDelta(t, float64(3), dp.DoubleValue(), 0.01)
-						}
-						_, ok := dp.Attributes().Get("ernic.id")
-						assert.False(t, ok)
-						_, ok = dp.Attributes().Get("role")
-						assert.False(t, ok)
-					}
+					assert.False(t, validatedMetrics["ernic.vm.uptime"], "Found a duplicate in the metrics slice: ernic.vm.uptime")
+					validatedMetrics["ernic.vm.uptime"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "For an attached VM - now minus `vm.launched_at`, or else the age of the `vm.vm_pid` process.", mi.Description())
+					assert.Equal(t, "s", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
+					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "ernic.vms":
 					assert.False(t, validatedMetrics["ernic.vms"], "Found a duplicate in the metrics slice: ernic.vms")
 					validatedMetrics["ernic.vms"] = true
