@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/config/confighttp"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
 )
 
 // Config is the prometheus_text exporter's configuration.
@@ -19,6 +21,13 @@ type Config struct {
 	// when no newer batch of that resource comes (the receiver stopped, or
 	// the resource is gone). Default 1m.
 	MetricExpiration time.Duration `mapstructure:"metric_expiration"`
+
+	// ResourceToTelemetryConversion makes the resource attributes labels
+	// of every series (contrib's setting of that name). On by default,
+	// unlike contrib's prometheus exporter: the receiver's ernic.id and
+	// role are resource attributes, and without them the series of the
+	// instances would collide.
+	ResourceToTelemetryConversion promname.ResourceToTelemetrySettings `mapstructure:"resource_to_telemetry_conversion"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

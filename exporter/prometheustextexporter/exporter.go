@@ -2,6 +2,7 @@ package prometheustextexporter // import "github.com/rocm-ernic/otelcol-ernic/ex
 
 import (
 	"bufio"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/binary"
@@ -40,8 +41,9 @@ type textExporter struct {
 
 // kept is a resource's latest batch, rendered, and when it came.
 type kept struct {
-	r  *rendered
-	at time.Time
+	r   *rendered
+	at  time.Time
+	key uint64 // resourceKey, set by current
 }
 
 func newExporter(set exporter.Settings, cfg *Config) *textExporter {
@@ -69,7 +71,7 @@ func (e *textExporter) ConsumeMetrics(_ context.Context, md pmetric.Metrics) err
 	rms := md.ResourceMetrics()
 	for i := range rms.Len() {
 		rm := rms.At(i)
-		r := e.names.render(rm)
+		r := e.names.render(rm, e.cfg.ResourceToTelemetryConversion.Enabled)
 		key := e.resourceKey(rm.Resource().Attributes())
 		e.mu.Lock()
 		e.kept[key] = kept{r: r, at: now}
@@ -106,9 +108,16 @@ func (e *textExporter) current() []*rendered {
 			delete(e.kept, k)
 			continue
 		}
+		b.key = k
 		all = append(all, b)
 	}
-	slices.SortFunc(all, func(a, b kept) int { return a.at.Compare(b.at) })
+	// Oldest first; resources of one batch in a fixed order.
+	slices.SortFunc(all, func(a, b kept) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.key, b.key)
+	})
 	out := make([]*rendered, len(all))
 	for i, b := range all {
 		out[i] = b.r

@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -201,10 +202,14 @@ func TestEndpointPaths(t *testing.T) {
 	}
 }
 
-// BenchmarkRender: rendering a batch of 100,000 QP series, per series.
+// BenchmarkRender: rendering a batch of 100,000 QP series of one instance
+// (ernic.id and role resource attributes, promoted), per series.
 func BenchmarkRender(b *testing.B) {
 	md := pmetric.NewMetrics()
-	ms := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	rm.Resource().Attributes().PutStr("ernic.id", "12")
+	rm.Resource().Attributes().PutStr("role", "worker")
+	ms := rm.ScopeMetrics().AppendEmpty().Metrics()
 	m := ms.AppendEmpty()
 	m.SetName("ernic.qp.bytes.sent")
 	m.SetUnit("By")
@@ -214,18 +219,49 @@ func BenchmarkRender(b *testing.B) {
 	for i := range 100_000 {
 		dp := s.DataPoints().AppendEmpty()
 		dp.SetIntValue(int64(i) * 1234567)
-		dp.Attributes().PutStr("ernic.id", "12")
-		dp.Attributes().PutStr("role", "worker")
-		dp.Attributes().PutStr("qp", "1023")
+		dp.Attributes().PutStr("qp", strconv.Itoa(i))
 	}
 	n := newNamer()
-	rm := md.ResourceMetrics().At(0)
 	b.ReportAllocs()
 	b.ResetTimer()
 	var r *rendered
 	for range b.N {
-		r = n.render(rm)
+		r = n.render(rm, true)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100_000, "ns/series")
 	b.ReportMetric(float64(len(r.buf))/100_000, "bytes/series")
+}
+
+// Resource attributes become labels of every series, before the point's
+// own; a key both have takes the resource's value; a resource attribute
+// whose label name collides with a point attribute's joins the values; with
+// resource_to_telemetry_conversion off, the resource is not in the labels.
+func TestResourceToTelemetry(t *testing.T) {
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	rm.Resource().Attributes().PutStr("ernic.id", "7")
+	rm.Resource().Attributes().PutStr("role", "worker")
+	m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+	m.SetName("ernic.qp.count")
+	g := m.SetEmptyGauge()
+	dp := g.DataPoints().AppendEmpty()
+	dp.SetIntValue(3)
+	dp.Attributes().PutStr("qp", "11")
+	dp.Attributes().PutStr("role", "manager")
+	dp = g.DataPoints().AppendEmpty()
+	dp.SetIntValue(4)
+	dp.Attributes().PutStr("ernic_id", "x")
+
+	n := newNamer()
+	lines := func(promote bool) string {
+		r := n.render(md.ResourceMetrics().At(0), promote)
+		return string(r.buf)
+	}
+	assert.Equal(t, `ernic_qp_count{ernic_id="7",role="worker",qp="11"} 3
+ernic_qp_count{ernic_id="7;x",role="worker"} 4
+`, lines(true))
+	assert.Equal(t, `ernic_qp_count{qp="11",role="manager"} 3
+ernic_qp_count{ernic_id="x"} 4
+`, lines(false))
+	assert.True(t, createDefaultConfig().(*Config).ResourceToTelemetryConversion.Enabled, "on by default")
 }

@@ -2,6 +2,7 @@ package prometheustextexporter // import "github.com/rocm-ernic/otelcol-ernic/ex
 
 import (
 	"context"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -23,8 +24,9 @@ func NewFactory() exporter.Factory {
 
 func createDefaultConfig() component.Config {
 	return &Config{
-		ServerConfig:     confighttp.NewDefaultServerConfig(),
-		MetricExpiration: time.Minute,
+		ServerConfig:                  confighttp.NewDefaultServerConfig(),
+		MetricExpiration:              time.Minute,
+		ResourceToTelemetryConversion: promname.ResourceToTelemetrySettings{Enabled: true},
 	}
 }
 

@@ -2,6 +2,7 @@ package prometheustextexporter // import "github.com/rocm-ernic/otelcol-ernic/ex
 
 import (
 	"bufio"
+	"iter"
 	"math"
 	"slices"
 	"strconv"
@@ -71,10 +72,12 @@ type renderedFamily struct {
 	start, end      int
 }
 
-// render writes the series lines of rm's families. Points without a
+// render writes the series lines of rm's families, with rm's resource
+// attributes as labels of every line when promote is true. Points without a
 // recorded value (staleness markers) and points without a value are left
 // out; a family left with no line is left out whole.
-func (n *namer) render(rm pmetric.ResourceMetrics) *rendered {
+func (n *namer) render(rm pmetric.ResourceMetrics, promote bool) *rendered {
+	res := rm.Resource().Attributes()
 	fams := n.families([]pmetric.ResourceMetrics{rm})
 	out := &rendered{fams: make([]renderedFamily, 0, len(fams))}
 	labels := map[string]string{} // attribute key -> label name, for this batch
@@ -95,7 +98,7 @@ func (n *namer) render(rm pmetric.ResourceMetrics) *rendered {
 					continue
 				}
 				b = append(b, f.name...)
-				b = n.appendLabels(b, dp.Attributes(), labels)
+				b = n.appendLabels(b, promname.Attributes(res, promote, dp.Attributes()), labels)
 				b = append(b, ' ')
 				b = appendValue(b, dp)
 				b = append(b, '\n')
@@ -170,15 +173,12 @@ func writeHeader(w *bufio.Writer, f *renderedFamily) {
 // whose keys become the same label ("a.b", "a_b") make one label with their
 // values joined by ";", as contrib's exporters do: a label twice would make
 // a Prometheus server refuse the whole page.
-func (n *namer) appendLabels(b []byte, attrs pcommon.Map, cache map[string]string) []byte {
-	if attrs.Len() == 0 {
-		return b
-	}
+func (n *namer) appendLabels(b []byte, attrs iter.Seq2[string, pcommon.Value], cache map[string]string) []byte {
 	open := len(b)
 	var seen [8]string
 	count := 0
 	b = append(b, '{')
-	for k, v := range attrs.All() {
+	for k, v := range attrs {
 		name := n.cached(k, cache)
 		if name == "" {
 			continue
@@ -204,9 +204,9 @@ func (n *namer) appendLabels(b []byte, attrs pcommon.Map, cache map[string]strin
 
 // appendMergedLabels is appendLabels for attributes whose keys collide as
 // label names (or more than 8 of them): values of one name are joined.
-func (n *namer) appendMergedLabels(b []byte, attrs pcommon.Map, cache map[string]string) []byte {
+func (n *namer) appendMergedLabels(b []byte, attrs iter.Seq2[string, pcommon.Value], cache map[string]string) []byte {
 	var names, values []string
-	for k, v := range attrs.All() {
+	for k, v := range attrs {
 		name := n.cached(k, cache)
 		if name == "" {
 			continue

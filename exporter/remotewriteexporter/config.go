@@ -3,6 +3,7 @@ package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/expor
 import (
 	"errors"
 	"fmt"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
 	"net/url"
 	"strings"
 
@@ -46,6 +47,13 @@ type Config struct {
 	// sent as several requests. Default 3,000,000; a single series larger
 	// than the bound still goes out alone.
 	MaxBatchSizeBytes int `mapstructure:"max_batch_size_bytes"`
+
+	// ResourceToTelemetryConversion makes the resource attributes labels
+	// of every series (contrib's setting of that name). On by default,
+	// unlike contrib's exporters: the receiver's ernic.id and role are
+	// resource attributes, and without them the series of the instances
+	// would collide.
+	ResourceToTelemetryConversion promname.ResourceToTelemetrySettings `mapstructure:"resource_to_telemetry_conversion"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}

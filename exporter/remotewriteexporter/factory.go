@@ -2,6 +2,7 @@ package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/expor
 
 import (
 	"context"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -32,10 +33,11 @@ func createDefaultConfig() component.Config {
 	queue.NumConsumers = 1 // in order: Validate allows no other value
 	queue.BlockOnOverflow = true
 	return &Config{
-		ClientConfig:      client,
-		QueueConfig:       configoptional.Some(queue),
-		BackOffConfig:     retry,
-		MaxBatchSizeBytes: 3_000_000,
+		ClientConfig:                  client,
+		QueueConfig:                   configoptional.Some(queue),
+		BackOffConfig:                 retry,
+		MaxBatchSizeBytes:             3_000_000,
+		ResourceToTelemetryConversion: promname.ResourceToTelemetrySettings{Enabled: true},
 	}
 }
 

@@ -3,6 +3,7 @@ package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/expor
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"math/bits"
 	"slices"
@@ -25,7 +26,9 @@ import (
 // target_info): names and label names from otlptranslator; a monotonic
 // cumulative sum is a counter (`_total`), a gauge or another cumulative sum
 // a gauge; an attribute with an empty value is no label; job and instance
-// come from service.namespace/service.name and service.instance.id; an
+// come from service.namespace/service.name and service.instance.id; with
+// resource_to_telemetry_conversion (on by default) every resource
+// attribute is a label too (promname.Attributes); an
 // external label is added unless an attribute has its name; a point without
 // a recorded value is a staleness marker. Delta sums, histograms and
 // summaries are not translated (none comes from the ernic receiver): they
@@ -37,12 +40,16 @@ type translator struct {
 	external []prompb.Label // sorted by name
 	maxBytes int
 	names    *promname.Namer
+	// promote makes resource attributes labels
+	// (resource_to_telemetry_conversion).
+	promote bool
 }
 
 func newTranslator(cfg *Config) *translator {
 	t := &translator{
 		maxBytes: cfg.MaxBatchSizeBytes,
 		names:    promname.New(),
+		promote:  cfg.ResourceToTelemetryConversion.Enabled,
 	}
 	for k, v := range cfg.ExternalLabels {
 		t.external = append(t.external, prompb.Label{Name: k, Value: v})
@@ -80,7 +87,7 @@ func (t *translator) translate(md pmetric.Metrics) (*request, error) {
 		for j := range sms.Len() {
 			ms := sms.At(j).Metrics()
 			for k := range ms.Len() {
-				t.addMetric(st, ms.At(k), base)
+				t.addMetric(st, ms.At(k), rm.Resource().Attributes(), base)
 			}
 		}
 	}
@@ -112,7 +119,7 @@ func (t *translator) resourceLabels(res pcommon.Resource) []prompb.Label {
 	return out
 }
 
-func (t *translator) addMetric(st *batchState, m pmetric.Metric, base []prompb.Label) {
+func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map, base []prompb.Label) {
 	name, _, dps, ok := t.names.Family(m)
 	if !ok {
 		st.skipped++ // counted once per metric: a delta sum, a histogram, a summary or an untranslatable name
@@ -134,7 +141,7 @@ func (t *translator) addMetric(st *batchState, m pmetric.Metric, base []prompb.L
 		}
 		first := len(st.labels)
 		st.labels = append(st.labels, prompb.Label{Name: "__name__", Value: name})
-		st.labels = t.appendAttrs(st.labels, dp.Attributes())
+		st.labels = t.appendAttrs(st.labels, promname.Attributes(res, t.promote, dp.Attributes()))
 		st.labels = appendMissing(st.labels, first, base)
 		st.labels = appendMissing(st.labels, first, t.external)
 		lbls := st.labels[first:len(st.labels):len(st.labels)]
@@ -153,8 +160,8 @@ func (t *translator) addMetric(st *batchState, m pmetric.Metric, base []prompb.L
 }
 
 // appendAttrs appends a label per attribute with a non-empty value.
-func (t *translator) appendAttrs(dst []prompb.Label, attrs pcommon.Map) []prompb.Label {
-	for k, v := range attrs.All() {
+func (t *translator) appendAttrs(dst []prompb.Label, attrs iter.Seq2[string, pcommon.Value]) []prompb.Label {
+	for k, v := range attrs {
 		s := v.Str()
 		if v.Type() != pcommon.ValueTypeStr {
 			s = v.AsString()

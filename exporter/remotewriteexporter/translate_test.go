@@ -116,39 +116,86 @@ func labelsText(l []prompb.Label) string {
 // the same batch, with the same settings: labels, values, timestamps and
 // staleness markers.
 func TestTranslateMatchesContrib(t *testing.T) {
-	cfg := createDefaultConfig().(*Config)
-	cfg.ExternalLabels = map[string]string{"host": "node-17", "role": "overridden-by-the-attribute"}
-	cfg.MaxBatchSizeBytes = 600 // several requests
-	md := receiverLike(50)
+	for _, promote := range []bool{false, true} {
+		t.Run(fmt.Sprintf("resource_to_telemetry_conversion=%v", promote), func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			cfg.ExternalLabels = map[string]string{"host": "node-17", "role": "overridden-by-the-attribute"}
+			cfg.MaxBatchSizeBytes = 600 // several requests
+			cfg.ResourceToTelemetryConversion.Enabled = promote
+			md := receiverLike(50)
 
-	req, err := newTranslator(cfg).translate(md)
-	require.ErrorContains(t, err, "not translated")
-	got := decoded(t, req.payloads)
-	assert.Greater(t, len(req.payloads), 3)
+			req, err := newTranslator(cfg).translate(md)
+			require.ErrorContains(t, err, "not translated")
+			got := decoded(t, req.payloads)
+			assert.Greater(t, len(req.payloads), 3)
 
-	want, err := prw.FromMetrics(md, prw.Settings{
-		ExternalLabels: cfg.ExternalLabels, TranslationStrategy: "UnderscoreEscapingWithSuffixes",
-		AddMetricSuffixes: true, DisableScopeInfo: true, DisableTargetInfo: true,
-	})
-	_ = err // contrib reports the delta sum and the histogram its own way
-	require.Equal(t, len(want), len(got), "series")
-	for _, ts := range want {
-		k := labelsText(ts.Labels)
-		g, ok := got[k]
-		if !assert.True(t, ok, "series %s missing", k) {
-			continue
-		}
-		require.Len(t, g, 1)
-		assert.Equal(t, ts.Samples[0].Timestamp, g[0].Timestamp, k)
-		if value.IsStaleNaN(ts.Samples[0].Value) {
-			assert.True(t, value.IsStaleNaN(g[0].Value), "%s: a staleness marker", k)
-		} else {
-			assert.Equal(t, ts.Samples[0].Value, g[0].Value, k)
+			in := md
+			if promote {
+				// What contrib's resource_to_telemetry_conversion hands
+				// its translator: resource attributes copied over each
+				// point's.
+				in = pmetric.NewMetrics()
+				md.CopyTo(in)
+				joinResourceAttributes(in)
+			}
+			want, err := prw.FromMetrics(in, prw.Settings{
+				ExternalLabels: cfg.ExternalLabels, TranslationStrategy: "UnderscoreEscapingWithSuffixes",
+				AddMetricSuffixes: true, DisableScopeInfo: true, DisableTargetInfo: true,
+			})
+			_ = err // contrib reports the delta sum and the histogram its own way
+			require.Equal(t, len(want), len(got), "series")
+			for _, ts := range want {
+				k := labelsText(ts.Labels)
+				g, ok := got[k]
+				if !assert.True(t, ok, "series %s missing", k) {
+					continue
+				}
+				require.Len(t, g, 1)
+				assert.Equal(t, ts.Samples[0].Timestamp, g[0].Timestamp, k)
+				if value.IsStaleNaN(ts.Samples[0].Value) {
+					assert.True(t, value.IsStaleNaN(g[0].Value), "%s: a staleness marker", k)
+				} else {
+					assert.Equal(t, ts.Samples[0].Value, g[0].Value, k)
+				}
+			}
+			if promote {
+				assert.Contains(t, got, `__name__="ernic_qp_bytes_sent_total",ernic_id="2",host="node-17",instance="node-17",job="gpu/otelcol-ernic",qp="0",role="worker",service_instance_id="node-17",service_name="otelcol-ernic",service_namespace="gpu",`)
+				return
+			}
+			assert.Contains(t, got, `__name__="ernic_qp_bytes_sent_total",ernic_id="2",host="node-17",instance="node-17",job="gpu/otelcol-ernic",qp="0",role="worker",`)
+			assert.Contains(t, got, `__name__="ernic_vm_attached",ernic_id="1",host="node-17",role="overridden-by-the-attribute",`)
+			assert.False(t, math.IsNaN(got[`__name__="ernic_instance_uptime_seconds",host="node-17",role="overridden-by-the-attribute",`][0].Value))
+		})
+	}
+}
+
+// joinResourceAttributes copies each resource's attributes over the
+// attributes of its points, as contrib's resource_to_telemetry_conversion.
+func joinResourceAttributes(md pmetric.Metrics) {
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		res := rms.At(i).Resource().Attributes()
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				var dps pmetric.NumberDataPointSlice
+				switch m := ms.At(k); m.Type() {
+				case pmetric.MetricTypeSum:
+					dps = m.Sum().DataPoints()
+				case pmetric.MetricTypeGauge:
+					dps = m.Gauge().DataPoints()
+				default:
+					continue
+				}
+				for p := range dps.Len() {
+					for key, v := range res.All() {
+						v.CopyTo(dps.At(p).Attributes().PutEmpty(key))
+					}
+				}
+			}
 		}
 	}
-	assert.Contains(t, got, `__name__="ernic_qp_bytes_sent_total",ernic_id="2",host="node-17",instance="node-17",job="gpu/otelcol-ernic",qp="0",role="worker",`)
-	assert.Contains(t, got, `__name__="ernic_vm_attached",ernic_id="1",host="node-17",role="overridden-by-the-attribute",`)
-	assert.False(t, math.IsNaN(got[`__name__="ernic_instance_uptime_seconds",host="node-17",role="overridden-by-the-attribute",`][0].Value))
 }
 
 func BenchmarkTranslate(b *testing.B) {

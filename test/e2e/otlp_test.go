@@ -55,6 +55,28 @@ func metricDefs(t *testing.T) map[string]metricDef {
 	return md.Metrics
 }
 
+// resourceAttributeKeys returns the resource attributes of metadata.yaml,
+// sorted: those of every instance's resource.
+func resourceAttributeKeys(t *testing.T) []string {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "receiver", "ernicreceiver", "metadata.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md struct {
+		ResourceAttributes map[string]any `yaml:"resource_attributes"`
+	}
+	if err := yaml.Unmarshal(raw, &md); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range md.ResourceAttributes {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
 // otlpSink is an OTLP/HTTP metrics endpoint on loopback that keeps what it
 // receives (JSON encoding).
 type otlpSink struct {
@@ -148,9 +170,11 @@ func writeConfig(t *testing.T, name, text string) string {
 
 // TestOTLPToSecondCollector: otelcol-ernic with config/otlp.yaml sends to a
 // second otelcol-ernic (OTLP receiver → otlphttp exporter, JSON) whose
-// output the test receives. Every metric arrives with the name, unit, type
-// and attributes of metadata.yaml; sums are monotonic and cumulative and
-// start when the simulated server process started.
+// output the test receives. Every metric arrives with the name, unit, type,
+// attributes and resource attributes of metadata.yaml (one resource per
+// instance, the cluster gauges in one without attributes); sums are
+// monotonic and cumulative and start when the simulated server process
+// started.
 func TestOTLPToSecondCollector(t *testing.T) {
 	root := repoRoot(t)
 	defs := metricDefs(t)
@@ -212,7 +236,11 @@ exporters:
 	}, filepath.Join(root, "config", "otlp.yaml"), override)
 
 	// Wait until every enabled metric has arrived with points of workers.
-	seen := map[string]pmetric.Metric{}
+	type arrived struct {
+		m   pmetric.Metric
+		res pcommon.Map // its resource's attributes
+	}
+	seen := map[string]arrived{}
 	deadline := time.Now().Add(waitTimeout)
 	for len(seen) < len(defs) && time.Now().Before(deadline) {
 		time.Sleep(500 * time.Millisecond)
@@ -223,12 +251,13 @@ exporters:
 				for j := range sms.Len() {
 					ms := sms.At(j).Metrics()
 					for k := range ms.Len() {
-						seen[ms.At(k).Name()] = ms.At(k)
+						seen[ms.At(k).Name()] = arrived{ms.At(k), rms.At(i).Resource().Attributes()}
 					}
 				}
 			}
 		}
 	}
+	resKeys := resourceAttributeKeys(t)
 	for name := range defs {
 		if _, ok := seen[name]; !ok {
 			t.Errorf("metric %s never arrived through the second collector", name)
@@ -240,7 +269,23 @@ exporters:
 		starts[strconv.Itoa(inst.ID)] = pcommon.NewTimestampFromTime(processStart(inst.PID))
 	}
 	checked := 0
-	for name, m := range seen {
+	for name, a := range seen {
+		m := a.m
+		var keys []string
+		for k := range a.res.All() {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		switch name {
+		case "ernic.instances", "ernic.vms":
+			if len(keys) != 0 {
+				t.Errorf("%s: resource attributes %v, want none (the cluster's resource)", name, keys)
+			}
+		default:
+			if !slices.Equal(keys, resKeys) {
+				t.Errorf("%s: resource attributes %v, metadata.yaml says %v", name, keys, resKeys)
+			}
+		}
 		def, ok := defs[name]
 		if !ok {
 			t.Errorf("metric %s is not defined in metadata.yaml", name)
@@ -279,7 +324,7 @@ exporters:
 			if def.Sum == nil || dp.Flags().NoRecordedValue() {
 				continue
 			}
-			id, _ := dp.Attributes().Get("ernic.id")
+			id, _ := a.res.Get("ernic.id")
 			if want := starts[id.Str()]; dp.StartTimestamp() != want {
 				t.Errorf("%s{ernic.id=%s}: start %v, want the server process start %v", name, id.Str(), dp.StartTimestamp(), want)
 			}

@@ -42,7 +42,7 @@ exporters:
     translation_strategy: UnderscoreEscapingWithSuffixes
     without_scope_info: true
     resource_to_telemetry_conversion:
-      enabled: false
+      enabled: true
     metric_expiration: 1m
 extensions:
   health_check:
