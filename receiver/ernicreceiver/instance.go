@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -45,6 +46,12 @@ type instanceState struct {
 	// statsTruncated counts the attribute values of the current snapshot cut
 	// to max_label_length.
 	statsTruncated int
+
+	// qpText is the decimal text (the qp attribute) of each QP handle of
+	// the previous scrape's published QPs, in their order; qpHandles
+	// reuses it while the QPs stay the same.
+	qpText   []string
+	qpHandle []uint32
 }
 
 // shrunkLimit is how many consecutive scrapes may find a smaller file before
@@ -129,6 +136,25 @@ func (st *instanceState) fromPreviousProcess(s *rundir.Stats, mtime time.Time) b
 	}
 	return st.hasPrev && mtime.Before(st.procStart.Add(time.Second)) &&
 		s.HasWriteCount && s.WriteCount > 0 && s.WriteCount >= st.prevWrites
+}
+
+// qpHandles returns the qp attribute of each of qps: the previous scrape's
+// strings when the handles are the same, so that a steady scrape formats
+// none.
+func (st *instanceState) qpHandles(qps []*rundir.QP) []string {
+	same := len(qps) == len(st.qpHandle)
+	for i := 0; same && i < len(qps); i++ {
+		same = qps[i].Handle == st.qpHandle[i]
+	}
+	if same {
+		return st.qpText
+	}
+	st.qpText, st.qpHandle = make([]string, len(qps)), make([]uint32, len(qps))
+	for i, q := range qps {
+		st.qpText[i] = strconv.FormatUint(uint64(q.Handle), 10)
+		st.qpHandle[i] = q.Handle
+	}
+	return st.qpText
 }
 
 // holdOther returns the `(other opcodes)` value to publish for QP handle:

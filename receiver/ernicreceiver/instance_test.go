@@ -100,3 +100,15 @@ func (fakeInfo) Mode() fs.FileMode  { return 0o644 }
 func (fakeInfo) ModTime() time.Time { return testNow.Add(-time.Second) }
 func (fakeInfo) IsDir() bool        { return false }
 func (fakeInfo) Sys() any           { return nil }
+
+// qpHandles formats the handles once and again only when they change.
+func TestQPHandles(t *testing.T) {
+	st := &instanceState{}
+	qps := []*rundir.QP{{Handle: 7}, {Handle: 1024}}
+	first := st.qpHandles(qps)
+	assert.Equal(t, []string{"7", "1024"}, first)
+	again := st.qpHandles([]*rundir.QP{{Handle: 7}, {Handle: 1024}})
+	assert.Same(t, &first[0], &again[0], "the same strings while the handles stay")
+	assert.Equal(t, []string{"7", "1025"}, st.qpHandles([]*rundir.QP{{Handle: 7}, {Handle: 1025}}))
+	assert.Equal(t, []string{"7"}, st.qpHandles([]*rundir.QP{{Handle: 7}}))
+}

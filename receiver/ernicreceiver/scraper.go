@@ -480,10 +480,7 @@ func (s *ernicScraper) recordBulk(st *instanceState, qps []*rundir.QP, id string
 			s.bulk.add(points(name, len(st.stats.LIF)), st.start, ts, int64(c.Value), "counter", c.Name, 0)
 		}
 	}
-	handles := make([]string, len(qps))
-	for i, q := range qps {
-		handles[i] = strconv.FormatUint(uint64(q.Handle), 10)
-	}
+	handles := st.qpHandles(qps)
 	for k, c := range qpCounters {
 		if !s.qpOn[k] {
 			continue
