@@ -442,7 +442,8 @@ type Names struct {
 }
 
 type metadataFile struct {
-	Attributes map[string]struct {
+	ResourceAttributes map[string]struct{} `yaml:"resource_attributes"`
+	Attributes         map[string]struct {
 		NameOverride string `yaml:"name_override"`
 	} `yaml:"attributes"`
 	Metrics map[string]struct {
@@ -455,6 +456,11 @@ type metadataFile struct {
 		Attributes []string  `yaml:"attributes"`
 	} `yaml:"metrics"`
 }
+
+// clusterMetrics are the metrics the receiver records in its resource
+// without attributes (scraper.go, recordInstances): the only ones with no
+// label at all. test/e2e's families table proves it on the served page.
+var clusterMetrics = map[string]bool{"ernic.instances": true, "ernic.vms": true}
 
 // LoadNames reads the receiver's metadata.yaml at path and translates its
 // metric and attribute names with the OTLP → Prometheus translator the
@@ -490,7 +496,7 @@ func LoadNames(path string) (*Names, error) {
 			return nil, fmt.Errorf("%s: metrics %s and %s both translate to %s", path, other, name, prom)
 		}
 		n.Metrics[prom] = name
-		if len(m.Attributes) == 0 {
+		if clusterMetrics[name] {
 			n.Unlabelled[prom] = true
 		}
 		if !m.Enabled {
@@ -498,6 +504,15 @@ func LoadNames(path string) (*Names, error) {
 		}
 	}
 	labeler := otlptranslator.LabelNamer{}
+	// The resource attributes (ernic.id, role) are labels of every series
+	// but the cluster metrics' (resource_to_telemetry_conversion).
+	for name := range md.ResourceAttributes {
+		l, err := labeler.Build(name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: resource attribute %s: %w", path, name, err)
+		}
+		n.Labels[l] = true
+	}
 	for name, a := range md.Attributes {
 		if a.NameOverride != "" {
 			name = a.NameOverride

@@ -17,8 +17,8 @@ import (
 
 // TestTextExporterMatchesContrib: config/local.yaml's prometheus_text
 // exporter and contrib's prometheus exporter (with the settings the
-// distribution used before: suffixes, no scope labels, no resource
-// attributes), fed by the same pipeline on the fixture run directory, serve
+// distribution used before: suffixes, no scope labels; resource attributes,
+// the instances' ernic.id and role, as labels), fed by the same pipeline on the fixture run directory, serve
 // the same families: names, HELP, TYPE, and every series with the same
 // labels and value.
 func TestTextExporterMatchesContrib(t *testing.T) {
