@@ -7,7 +7,6 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
-	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
 	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/metadata"
@@ -45,14 +44,5 @@ func createMetricsReceiver(
 	cfg component.Config,
 	next consumer.Metrics,
 ) (receiver.Metrics, error) {
-	rCfg := cfg.(*Config)
-	s := newScraper(rCfg, set)
-	sc, err := scraper.NewMetrics(s.scrape, scraper.WithStart(s.start))
-	if err != nil {
-		return nil, err
-	}
-	return scraperhelper.NewMetricsController(
-		&rCfg.ControllerConfig, set, next,
-		scraperhelper.AddMetricsScraper(metadata.Type, sc),
-	)
+	return newReceiver(cfg.(*Config), set, next)
 }

@@ -112,30 +112,64 @@ func (e *scrapeErrors) add(key string, failed int, err error) {
 	}
 }
 
-func (s *ernicScraper) scrape(context.Context) (pmetric.Metrics, error) {
+// scrape returns all the batches of one scrape (scrapeEach) in one
+// pmetric.Metrics, and its error.
+func (s *ernicScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
+	all := pmetric.NewMetrics()
+	err := s.scrapeEach(ctx, func(md pmetric.Metrics) {
+		md.ResourceMetrics().MoveAndAppendTo(all.ResourceMetrics())
+	})
+	return all, err
+}
+
+// scrapeEach reads the run directory and /proc and hands emit the scrape
+// in batches, so that no more than one instance's points are built at a
+// time: one batch per instance (its resource, with the markers of its
+// series that ended), then one with the cluster gauges and the markers of
+// the instances that left. The error lists the faults due for a log line
+// (faultLimiter); it is a partial scrape error when points were published.
+func (s *ernicScraper) scrapeEach(_ context.Context, emit func(pmetric.Metrics)) error {
 	now := s.now()
 	ts := pcommon.NewTimestampFromTime(now)
 	errs := &scrapeErrors{s: s, now: now}
 	s.faults.prune(now)
+	s.stale.begin()
+	points := 0
+	publish := func(md pmetric.Metrics) {
+		rms := md.ResourceMetrics()
+		for i := range rms.Len() {
+			s.stale.mark(rms.At(i), ts)
+		}
+		points += md.DataPointCount()
+		emit(md)
+	}
 
-	md := pmetric.NewMetrics()
+	last := pmetric.NewMetrics()
 	m, ok := s.readManifest(errs)
 	if ok {
-		s.recordInstances(md, m, now, ts, errs)
+		s.recordInstances(publish, m, now, ts, errs).MoveAndAppendTo(last.ResourceMetrics())
 	}
 	if s.runDir != nil {
 		s.runDir.Close()
 		s.runDir = nil
 	}
-	s.stale.mark(md, ts)
+	rms := last.ResourceMetrics()
+	for i := range rms.Len() {
+		s.stale.mark(rms.At(i), ts)
+	}
+	s.stale.finish(ts).ResourceMetrics().MoveAndAppendTo(rms)
+	if rms.Len() > 0 {
+		points += last.DataPointCount()
+		emit(last)
+	}
 	if len(errs.errs) == 0 {
-		return md, nil
+		return nil
 	}
 	err := errors.Join(errs.errs...)
-	if md.DataPointCount() == 0 {
-		return md, err
+	if points == 0 {
+		return err
 	}
-	return md, scrapererror.NewPartialScrapeError(err, errs.failed)
+	return scrapererror.NewPartialScrapeError(err, errs.failed)
 }
 
 // readManifest reads instances.json. A missing run directory or manifest
@@ -178,10 +212,10 @@ func (s *ernicScraper) readManifest(errs *scrapeErrors) (*rundir.Manifest, bool)
 	return nil, false
 }
 
-// recordInstances appends to md one resource per manifest instance (its
-// ernic.id and role) and then the cluster gauges in a resource without
+// recordInstances publishes one batch per manifest instance, its resource
+// (ernic.id, role), and returns the cluster gauges in a resource without
 // attributes.
-func (s *ernicScraper) recordInstances(md pmetric.Metrics, m *rundir.Manifest, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
+func (s *ernicScraper) recordInstances(publish func(pmetric.Metrics), m *rundir.Manifest, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) pmetric.ResourceMetricsSlice {
 	// Forget instances that left the manifest.
 	for id := range s.instances {
 		if !slices.ContainsFunc(m.Instances, func(i rundir.Instance) bool { return i.ID == id }) {
@@ -194,23 +228,24 @@ func (s *ernicScraper) recordInstances(md pmetric.Metrics, m *rundir.Manifest, n
 		if inst.VM != nil && inst.VM.Attached {
 			vms++
 		}
-		s.recordInstance(md, inst, now, ts, errs)
+		s.recordInstance(publish, inst, now, ts, errs)
 	}
 	// The cluster gauges have no start time.
 	s.mb.Reset(metadata.WithStartTime(0))
 	s.mb.RecordErnicInstancesDataPoint(ts, int64(len(m.Instances)))
 	s.mb.RecordErnicVmsDataPoint(ts, int64(vms))
-	s.mb.Emit().ResourceMetrics().MoveAndAppendTo(md.ResourceMetrics())
+	return s.mb.Emit().ResourceMetrics()
 }
 
-// emitInstance appends to md the instance's resource (ernic.id, role) with
-// the metrics the builder and s.bulk recorded for it.
-func (s *ernicScraper) emitInstance(md pmetric.Metrics, id, role string) {
+// emitInstance publishes the instance's resource (ernic.id, role) with the
+// metrics the builder and s.bulk recorded for it.
+func (s *ernicScraper) emitInstance(publish func(pmetric.Metrics), id, role string) {
 	rb := s.mb.NewResourceBuilder()
 	rb.SetErnicID(id)
 	rb.SetRole(role)
 	res := rb.Emit()
-	rms := s.mb.Emit(metadata.WithResource(res)).ResourceMetrics()
+	md := s.mb.Emit(metadata.WithResource(res))
+	rms := md.ResourceMetrics()
 	if s.bulk != nil && s.bulk.out.Len() > 0 {
 		if rms.Len() == 0 {
 			rm := rms.AppendEmpty()
@@ -221,10 +256,12 @@ func (s *ernicScraper) emitInstance(md pmetric.Metrics, id, role string) {
 		}
 		s.bulk.moveTo(rms.At(0).ScopeMetrics().At(0).Metrics())
 	}
-	rms.MoveAndAppendTo(md.ResourceMetrics())
+	if rms.Len() > 0 {
+		publish(md)
+	}
 }
 
-func (s *ernicScraper) recordInstance(md pmetric.Metrics, inst *rundir.Instance, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
+func (s *ernicScraper) recordInstance(publish func(pmetric.Metrics), inst *rundir.Instance, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
 	id := strconv.FormatInt(inst.ID, 10)
 	st := s.instances[inst.ID]
 	if st == nil {
@@ -256,7 +293,7 @@ func (s *ernicScraper) recordInstance(md pmetric.Metrics, inst *rundir.Instance,
 		truncated += st.statsTruncated
 	}
 	s.mb.RecordErnicLabelsTruncatedDataPoint(ts, int64(truncated))
-	s.emitInstance(md, id, inst.Role)
+	s.emitInstance(publish, id, inst.Role)
 }
 
 // readStats reads the instance's stats file into st: a complete file of the

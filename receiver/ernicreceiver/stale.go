@@ -10,30 +10,33 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
-// staleness ends the series that stop. It remembers the series (resource,
-// metric name and attributes) each scrape published; a series the next
-// scrape no longer has (an instance left the manifest, a process died, a VM
-// was detached, the connection state changed, the run directory vanished)
-// gets one data point flagged NoRecordedValue, in its own resource.
+// staleness ends the series that stop. It remembers, per resource, the
+// series (metric name and attributes) each scrape published; a series the
+// next scrape no longer has (an instance left the manifest, a process died,
+// a VM was detached, the connection state changed, the run directory
+// vanished) gets one data point flagged NoRecordedValue, in its resource.
 // Exporters turn that into an end of the series: the Prometheus exporters
 // drop it from /metrics at once, remote write sends a staleness marker,
 // OTLP passes the flag on. Without it, the last value would linger until
 // the exporter's expiry (Prometheus: a five-minute flat tail).
 //
+// A scrape is begin, then mark for each resource's batch as the scraper
+// emits it (the markers of that resource's series that stopped go into the
+// same batch), then finish, which returns the markers of the resources the
+// scrape did not publish at all (an instance that left).
+//
 // Steady state costs one compare per published point: a metric's points
 // come in the same order each scrape, so each point is first compared with
 // the series at its place in the previous scrape (sameAttrs, no hashing,
 // no allocation); only a point that differs is looked up by hash, and only
-// new series allocate. When every series of the previous scrape came again
-// in place, nothing went stale and the sweep over all series is skipped. A
-// series is kept as its resource, metric name and attributes encoded in
-// strings (encodeAttrs; the resource's string is shared by its series),
-// about 100 bytes a series with the map entry. Series whose 64-bit hashes
-// collide are chained and told apart by resource, name and attributes, so
-// a collision costs nothing but the chain.
+// new series allocate. When every series of a resource came again in
+// place, nothing of it went stale and the sweep over its series is
+// skipped. A series is kept as its metric name and its attributes encoded
+// in one string (encodeAttrs), about 100 bytes a series with the map entry.
+// Series whose 64-bit hashes collide are chained and told apart by name and
+// attributes, so a collision costs nothing but the chain.
 type staleness struct {
-	seed   maphash.Seed
-	series map[uint64]*series
+	seed maphash.Seed
 	// metrics holds an empty copy (name, unit, description, type) of every
 	// metric published, to rebuild one whose points all went stale.
 	metrics map[string]pmetric.Metric
@@ -43,8 +46,6 @@ type staleness struct {
 	// scope is the instrumentation scope of the receiver's metrics.
 	scopeName, scopeVersion string
 	gen                     uint64
-	// count is the number of series kept.
-	count int
 	// buf holds the encoded attributes of the point or resource being seen.
 	buf []byte
 	// sum is (*maphash.Hash).Sum64; tests make every series collide.
@@ -53,16 +54,25 @@ type staleness struct {
 
 // resource is one resource with published series.
 type resource struct {
-	key string           // encodeAttrs of its attributes
-	res pcommon.Resource // a copy, for the points of its series that went stale
-	// order is each metric's series in the order of the previous scrape.
+	// key is encodeAttrs of its attributes; decodeAttrs gives them back
+	// for the markers of a resource that left.
+	key string
+	// gen is the last scrape that published the resource.
+	gen uint64
+	// again: this scrape published the resource in more than one batch
+	// (a resource attribute turned off made instances alike); multi: the
+	// previous scrape did. Then its sweep waits for finish, when all of
+	// its batches are seen.
+	again, multi bool
+	series       map[uint64]*series
+	count        int // series kept
+	// order is each metric's series in the order of the previous batch.
 	order map[string][]*series
 }
 
-// series is one published series; next chains series whose resource, name
-// and attributes hash alike.
+// series is one published series; next chains series whose name and
+// attributes hash alike.
 type series struct {
-	res   string // resource.key
 	name  string
 	attrs string // encodeAttrs of its attributes, in point order
 	start pcommon.Timestamp
@@ -73,7 +83,6 @@ type series struct {
 func newStaleness(scopeName, scopeVersion string) *staleness {
 	return &staleness{
 		seed:      maphash.MakeSeed(),
-		series:    map[uint64]*series{},
 		metrics:   map[string]pmetric.Metric{},
 		resources: map[string]*resource{},
 		scopeName: scopeName, scopeVersion: scopeVersion,
@@ -81,92 +90,117 @@ func newStaleness(scopeName, scopeVersion string) *staleness {
 	}
 }
 
+// begin starts a scrape.
+func (t *staleness) begin() { t.gen++ }
+
 // resourceOf returns the kept resource of rm, adding it when new.
 func (t *staleness) resourceOf(rm pmetric.ResourceMetrics) *resource {
 	t.buf = encodeAttrs(t.buf[:0], rm.Resource().Attributes())
 	if r, ok := t.resources[string(t.buf)]; ok {
 		return r
 	}
-	r := &resource{key: string(t.buf), order: map[string][]*series{}}
+	r := &resource{key: string(t.buf), series: map[uint64]*series{}, order: map[string][]*series{}}
 	t.resources[r.key] = r
 	return r
 }
 
-// mark records the series of md, a scrape's metrics as the scraper emits
-// them (one scope per resource), and appends a NoRecordedValue point at ts
-// for each series of the previous scrape that md lacks.
-func (t *staleness) mark(md pmetric.Metrics, ts pcommon.Timestamp) {
-	t.gen++
+// mark records the series of rm, one resource's batch of this scrape, and
+// appends to rm a NoRecordedValue point at ts for each series of the
+// resource's previous scrape that rm lacks.
+func (t *staleness) mark(rm pmetric.ResourceMetrics, ts pcommon.Timestamp) {
+	res := t.resourceOf(rm)
+	if res.gen == t.gen {
+		res.again = true
+	}
+	res.gen = t.gen
 	var h maphash.Hash
 	h.SetSeed(t.seed)
 	inPlace := 0     // points that matched the previous scrape's series in place
 	changed := false // a point out of place, or a metric with another count
-	rms := md.ResourceMetrics()
-	for r := range rms.Len() {
-		res := t.resourceOf(rms.At(r))
-		sms := rms.At(r).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for i := range ms.Len() {
-				m := ms.At(i)
-				name := m.Name()
-				if _, ok := t.metrics[name]; !ok {
-					t.metrics[name] = metricShape(m)
+	sms := rm.ScopeMetrics()
+	for j := range sms.Len() {
+		ms := sms.At(j).Metrics()
+		for i := range ms.Len() {
+			m := ms.At(i)
+			name := m.Name()
+			if _, ok := t.metrics[name]; !ok {
+				t.metrics[name] = metricShape(m)
+			}
+			prev := res.order[name]
+			dps := numberPoints(m)
+			var next []*series // allocated at the first point out of place
+			for k := range dps.Len() {
+				dp := dps.At(k)
+				if next == nil && k < len(prev) && prev[k].gen != t.gen && sameAttrs(prev[k].attrs, dp.Attributes()) {
+					prev[k].gen, prev[k].start = t.gen, dp.StartTimestamp()
+					inPlace++
+					continue
 				}
-				prev := res.order[name]
-				dps := numberPoints(m)
-				var next []*series // allocated at the first point out of place
-				for k := range dps.Len() {
-					dp := dps.At(k)
-					if next == nil && k < len(prev) && prev[k].gen != t.gen && sameAttrs(prev[k].attrs, dp.Attributes()) {
-						prev[k].gen, prev[k].start = t.gen, dp.StartTimestamp()
-						inPlace++
-						continue
-					}
-					if next == nil {
-						next = make([]*series, k, dps.Len())
-						copy(next, prev[:k])
-					}
-					next = append(next, t.see(&h, res.key, name, dp))
+				if next == nil {
+					next = make([]*series, k, dps.Len())
+					copy(next, prev[:k])
 				}
-				if next != nil || len(prev) != dps.Len() {
-					changed = true
-					if next == nil {
-						next = prev[:dps.Len()]
-					}
-					res.order[name] = next
+				next = append(next, t.see(&h, res, name, dp))
+			}
+			if next != nil || len(prev) != dps.Len() {
+				changed = true
+				if next == nil {
+					next = prev[:dps.Len()]
 				}
+				res.order[name] = next
 			}
 		}
 	}
-	if inPlace == t.count && !changed {
+	if res.again || res.multi || (inPlace == res.count && !changed) {
 		// Every series came again at its place and no other: none is
 		// stale, and the order of every metric is unchanged.
 		return
 	}
-	t.count = 0
+	t.sweep(res, rm, ts)
+}
+
+// finish ends the scrape: it returns the markers at ts of the resources
+// the scrape did not publish (and forgets them), and of the resources it
+// published in several batches.
+func (t *staleness) finish(ts pcommon.Timestamp) pmetric.Metrics {
+	md := pmetric.NewMetrics()
 	for key, res := range t.resources {
-		for name, o := range res.order {
-			o = slices.DeleteFunc(o, func(s *series) bool { return s.gen != t.gen })
-			if len(o) == 0 {
-				delete(res.order, name)
-			} else {
-				res.order[name] = o
-				t.count += len(o)
-			}
+		if res.gen == t.gen && !res.again && !res.multi {
+			continue
 		}
-		if len(res.order) == 0 {
+		res.multi, res.again = res.again, false
+		rm := md.ResourceMetrics().AppendEmpty()
+		decodeAttrs(res.key, rm.Resource().Attributes())
+		t.sweep(res, rm, ts)
+		if res.count == 0 {
 			delete(t.resources, key)
 		}
 	}
-	t.sweep(md, ts)
+	md.ResourceMetrics().RemoveIf(func(rm pmetric.ResourceMetrics) bool {
+		return rm.ScopeMetrics().At(0).Metrics().Len() == 0
+	})
+	return md
 }
 
-// sweep appends to md a NoRecordedValue point at ts for each kept series
+// sweep appends to rm a NoRecordedValue point at ts for each series of res
 // not seen in this scrape, and forgets those series.
-func (t *staleness) sweep(md pmetric.Metrics, ts pcommon.Timestamp) {
-	var out *staleOut
-	for key, s := range t.series {
+func (t *staleness) sweep(res *resource, rm pmetric.ResourceMetrics, ts pcommon.Timestamp) {
+	for name, o := range res.order {
+		o = slices.DeleteFunc(o, func(s *series) bool { return s.gen != t.gen })
+		if len(o) == 0 {
+			delete(res.order, name)
+		} else {
+			res.order[name] = o
+		}
+	}
+	if rm.ScopeMetrics().Len() == 0 {
+		sm := rm.ScopeMetrics().AppendEmpty()
+		sm.Scope().SetName(t.scopeName)
+		sm.Scope().SetVersion(t.scopeVersion)
+	}
+	ms := rm.ScopeMetrics().At(0).Metrics()
+	var byName map[string]pmetric.NumberDataPointSlice
+	for key, s := range res.series {
 		var keep *series
 		for next := s; next != nil; {
 			s, next = next, next.next
@@ -174,96 +208,60 @@ func (t *staleness) sweep(md pmetric.Metrics, ts pcommon.Timestamp) {
 				s.next, keep = keep, s
 				continue
 			}
-			if out == nil {
-				out = t.newStaleOut(md)
+			if byName == nil {
+				byName = map[string]pmetric.NumberDataPointSlice{}
 			}
-			dp := out.points(s.res, s.name).AppendEmpty()
+			dps, ok := byName[s.name]
+			if !ok {
+				dps = numberPoints(t.metricIn(ms, s.name))
+				byName[s.name] = dps
+			}
+			dp := dps.AppendEmpty()
 			decodeAttrs(s.attrs, dp.Attributes())
 			dp.SetStartTimestamp(s.start)
 			dp.SetTimestamp(ts)
 			dp.SetFlags(pmetric.DefaultDataPointFlags.WithNoRecordedValue(true))
+			res.count--
 		}
 		if keep == nil {
-			delete(t.series, key)
+			delete(res.series, key)
 		} else {
-			t.series[key] = keep
+			res.series[key] = keep
 		}
 	}
 }
 
-// staleOut finds, in a scrape's metrics, where the points of the series that
-// went stale go: their resource's scope and metric, added when missing.
-type staleOut struct {
-	t      *staleness
-	md     pmetric.Metrics
-	scopes map[string]pmetric.MetricSlice // by resource key
-	byName map[string]pmetric.NumberDataPointSlice
-}
-
-func (t *staleness) newStaleOut(md pmetric.Metrics) *staleOut {
-	o := &staleOut{t: t, md: md, scopes: map[string]pmetric.MetricSlice{}, byName: map[string]pmetric.NumberDataPointSlice{}}
-	rms := md.ResourceMetrics()
-	for r := range rms.Len() {
-		if sms := rms.At(r).ScopeMetrics(); sms.Len() > 0 {
-			key := string(encodeAttrs(nil, rms.At(r).Resource().Attributes()))
-			o.scopes[key] = sms.At(0).Metrics()
-		}
-	}
-	return o
-}
-
-// points returns the points of metric name in the resource keyed res.
-func (o *staleOut) points(res, name string) pmetric.NumberDataPointSlice {
-	key := res + "\x00" + name
-	if dps, ok := o.byName[key]; ok {
-		return dps
-	}
-	ms, ok := o.scopes[res]
-	if !ok {
-		rm := o.md.ResourceMetrics().AppendEmpty()
-		decodeAttrs(res, rm.Resource().Attributes())
-		sm := rm.ScopeMetrics().AppendEmpty()
-		sm.Scope().SetName(o.t.scopeName)
-		sm.Scope().SetVersion(o.t.scopeVersion)
-		ms = sm.Metrics()
-		o.scopes[res] = ms
-	}
-	var m pmetric.Metric
-	found := false
+// metricIn returns the metric called name in ms, adding it from its
+// remembered shape.
+func (t *staleness) metricIn(ms pmetric.MetricSlice, name string) pmetric.Metric {
 	for i := range ms.Len() {
 		if ms.At(i).Name() == name {
-			m, found = ms.At(i), true
-			break
+			return ms.At(i)
 		}
 	}
-	if !found {
-		m = ms.AppendEmpty()
-		o.t.metrics[name].CopyTo(m)
-	}
-	dps := numberPoints(m)
-	o.byName[key] = dps
-	return dps
+	m := ms.AppendEmpty()
+	t.metrics[name].CopyTo(m)
+	return m
 }
 
-// see records one published point as a series of this scrape and returns
-// it.
-func (t *staleness) see(h *maphash.Hash, res, name string, dp pmetric.NumberDataPoint) *series {
+// see records one published point of res as a series of this scrape and
+// returns it.
+func (t *staleness) see(h *maphash.Hash, res *resource, name string, dp pmetric.NumberDataPoint) *series {
 	t.buf = encodeAttrs(t.buf[:0], dp.Attributes())
 	h.Reset()
-	h.WriteString(res)
-	h.WriteByte(0)
 	h.WriteString(name)
 	h.WriteByte(0)
 	h.Write(t.buf)
 	key := t.sum(h)
-	for s := t.series[key]; s != nil; s = s.next {
-		if s.res == res && s.name == name && s.attrs == string(t.buf) {
+	for s := res.series[key]; s != nil; s = s.next {
+		if s.name == name && s.attrs == string(t.buf) {
 			s.gen, s.start = t.gen, dp.StartTimestamp()
 			return s
 		}
 	}
-	s := &series{res: res, name: name, attrs: string(t.buf), start: dp.StartTimestamp(), gen: t.gen, next: t.series[key]}
-	t.series[key] = s
+	s := &series{name: name, attrs: string(t.buf), start: dp.StartTimestamp(), gen: t.gen, next: res.series[key]}
+	res.series[key] = s
+	res.count++
 	return s
 }
 

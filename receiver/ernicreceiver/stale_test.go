@@ -5,6 +5,7 @@ import (
 	"hash/maphash"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -205,7 +206,9 @@ func TestStaleHashCollision(t *testing.T) {
 			dp.Attributes().PutStr("qp", qp)
 			dp.SetIntValue(1)
 		}
-		tr.mark(md, ts)
+		tr.begin()
+		tr.mark(md.ResourceMetrics().At(0), ts)
+		assert.Zero(t, tr.finish(ts).DataPointCount(), "the resource was published")
 		dps := m.Sum().DataPoints()
 		for i := range dps.Len() {
 			if dps.At(i).Flags().NoRecordedValue() {
@@ -215,9 +218,51 @@ func TestStaleHashCollision(t *testing.T) {
 		return ended
 	}
 	assert.Empty(t, scrape(1, "1", "2", "3"))
-	require.Len(t, tr.series, 1, "one chain")
+	require.Len(t, tr.resources, 1)
+	for _, r := range tr.resources {
+		require.Len(t, r.series, 1, "one chain")
+	}
 	assert.Empty(t, scrape(2, "1", "2", "3"), "all seen again")
 	assert.Equal(t, []string{"2"}, scrape(3, "1", "3"))
 	assert.ElementsMatch(t, []string{"1", "3"}, scrape(4, "4"))
 	assert.Empty(t, scrape(5, "4"))
+}
+
+// With ernic.id turned off, instances of one role share a resource and come
+// in several batches of it: nothing is ended while their series go on, and
+// an instance that stops publishing a series ends it once, at the scrape's
+// end.
+func TestStalenessSharedResource(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	cfg := f.config(func(c *Config) { c.ResourceAttributes.ErnicID.Enabled = false })
+	s := newTestScraper(t, cfg, &now)
+	manifest := `{"instances": [
+ {"id": 1, "role": "worker", "pid": 4100, "mac": "02:aa:00:00:00:01", "vm": null},
+ {"id": 2, "role": "worker", "pid": 4200, "mac": "02:aa:00:00:00:02", "vm": null}]}`
+	f.write(t, "instances.json", manifest, now)
+	first := scrapeOK(t, s)
+	workers := 0
+	for i := range first.ResourceMetrics().Len() {
+		if role, ok := first.ResourceMetrics().At(i).Resource().Attributes().Get("role"); ok && role.Str() == "worker" {
+			workers++
+		}
+	}
+	require.Equal(t, 2, workers, "two batches of the resource role=worker")
+	for range 2 {
+		now = now.Add(5 * time.Second)
+		_, stale := counts(scrapeOK(t, s))
+		assert.Zero(t, stale, "nothing ends while both instances publish")
+	}
+	// Instance 2's MAC changes: its ernic.instance.up series with the old
+	// MAC ends, once.
+	now = now.Add(5 * time.Second)
+	f.write(t, "instances.json", strings.Replace(manifest, "02:aa:00:00:00:02", "02:aa:00:00:00:22", 1), now)
+	md := scrapeOK(t, s)
+	ended := stalePoints(md, "ernic.instance.up")
+	require.Len(t, ended, 1)
+	assert.Equal(t, "02:aa:00:00:00:02", mustGet(t, ended[0].Attributes(), "mac").Str())
+	now = now.Add(5 * time.Second)
+	_, stale := counts(scrapeOK(t, s))
+	assert.Zero(t, stale)
 }
