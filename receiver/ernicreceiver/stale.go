@@ -2,7 +2,6 @@ package ernicreceiver // import "github.com/rocm-ernic/otelcol-ernic/receiver/er
 
 import (
 	"encoding/binary"
-	"hash/maphash"
 	"slices"
 	"strconv"
 
@@ -10,10 +9,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
-// staleness ends the series that stop. It remembers, per resource, the
-// series (metric name and attributes) each scrape published; a series the
-// next scrape no longer has (an instance left the manifest, a process died,
-// a VM was detached, the connection state changed, the run directory
+// staleness ends the series that stop. It remembers, per resource and
+// metric, the series (attribute sets) the last scrape published; a series
+// the next scrape no longer has (an instance left the manifest, a process
+// died, a VM was detached, the connection state changed, the run directory
 // vanished) gets one data point flagged NoRecordedValue, in its resource.
 // Exporters turn that into an end of the series: the Prometheus exporters
 // drop it from /metrics at once, remote write sends a staleness marker,
@@ -23,20 +22,18 @@ import (
 // A scrape is begin, then mark for each resource's batch as the scraper
 // emits it (the markers of that resource's series that stopped go into the
 // same batch), then finish, which returns the markers of the resources the
-// scrape did not publish at all (an instance that left).
+// scrape did not publish at all (an instance that left) and of those it
+// published in several batches.
 //
-// Steady state costs one compare per published point: a metric's points
-// come in the same order each scrape, so each point is first compared with
-// the series at its place in the previous scrape (sameAttrs, no hashing,
-// no allocation); only a point that differs is looked up by hash, and only
-// new series allocate. When every series of a resource came again in
-// place, nothing of it went stale and the sweep over its series is
-// skipped. A series is kept as its metric name and its attributes encoded
-// in one string (encodeAttrs), about 100 bytes a series with the map entry.
-// Series whose 64-bit hashes collide are chained and told apart by name and
-// attributes, so a collision costs nothing but the chain.
+// Steady state costs one compare per published point and allocates
+// nothing: a metric's points come in the same order each scrape, so each
+// point is compared with the series at its place in the previous scrape
+// (sameAttrs, without encoding it). Only a metric whose series changed is
+// encoded again and compared as a set. A series is kept as its attributes
+// encoded (encodeAttrs) in one buffer per resource and metric, plus its
+// end offset: about 10 to 30 bytes a series, and one start time per metric
+// while all its series share it (those of one server process do).
 type staleness struct {
-	seed maphash.Seed
 	// metrics holds an empty copy (name, unit, description, type) of every
 	// metric published, to rebuild one whose points all went stale.
 	metrics map[string]pmetric.Metric
@@ -46,10 +43,8 @@ type staleness struct {
 	// scope is the instrumentation scope of the receiver's metrics.
 	scopeName, scopeVersion string
 	gen                     uint64
-	// buf holds the encoded attributes of the point or resource being seen.
+	// buf holds the encoded attributes of the resource being seen.
 	buf []byte
-	// sum is (*maphash.Hash).Sum64; tests make every series collide.
-	sum func(*maphash.Hash) uint64
 }
 
 // resource is one resource with published series.
@@ -61,32 +56,123 @@ type resource struct {
 	gen uint64
 	// again: this scrape published the resource in more than one batch
 	// (a resource attribute turned off made instances alike); multi: the
-	// previous scrape did. Then its sweep waits for finish, when all of
-	// its batches are seen.
+	// previous scrape did. Then its series are gathered in pending and
+	// compared at finish, when all of its batches are seen.
 	again, multi bool
-	series       map[uint64]*series
-	count        int // series kept
-	// order is each metric's series in the order of the previous batch.
-	order map[string][]*series
+	// series is each metric's series of the last complete scrape.
+	series map[string]*seriesList
+	// pending is each metric's series gathered from this scrape's batches
+	// while again or multi.
+	pending map[string]*seriesList
 }
 
-// series is one published series; next chains series whose name and
-// attributes hash alike.
-type series struct {
-	name  string
-	attrs string // encodeAttrs of its attributes, in point order
-	start pcommon.Timestamp
-	gen   uint64
-	next  *series
+// seriesList is the series of one metric of one resource, in point order.
+type seriesList struct {
+	// enc holds the encoded attributes of every series, one after the
+	// other; series i is enc[ends[i-1]:ends[i]]. buf is enc while the
+	// list is gathered from several batches (seal makes it enc).
+	enc  string
+	buf  []byte
+	ends []uint32
+	// start is the start time of every series, unless starts is set: then
+	// starts[i] is series i's.
+	start  pcommon.Timestamp
+	starts []pcommon.Timestamp
+	// gen is the last scrape that published the metric.
+	gen uint64
+}
+
+// newSeriesList returns the series of dps.
+func newSeriesList(dps pmetric.NumberDataPointSlice, gen uint64) *seriesList {
+	l := &seriesList{gen: gen, ends: make([]uint32, 0, dps.Len())}
+	l.appendPoints(dps)
+	l.seal()
+	return l
+}
+
+// appendPoints adds the series of dps, in order, to an unsealed list.
+func (l *seriesList) appendPoints(dps pmetric.NumberDataPointSlice) {
+	for k := range dps.Len() {
+		dp := dps.At(k)
+		l.buf = encodeAttrs(l.buf, dp.Attributes())
+		l.ends = append(l.ends, uint32(len(l.buf)))
+		st := dp.StartTimestamp()
+		switch {
+		case l.starts != nil:
+			l.starts = append(l.starts, st)
+		case len(l.ends) == 1:
+			l.start = st
+		case st != l.start:
+			l.starts = make([]pcommon.Timestamp, len(l.ends)-1, cap(l.ends))
+			for i := range l.starts {
+				l.starts[i] = l.start
+			}
+			l.starts = append(l.starts, st)
+		}
+	}
+}
+
+// seal ends the gathering: the encoded attributes become one string.
+func (l *seriesList) seal() { l.enc, l.buf = string(l.buf), nil }
+
+// unsealed returns a copy of l that more series can be appended to.
+func (l *seriesList) unsealed() *seriesList {
+	return &seriesList{buf: []byte(l.enc), ends: slices.Clone(l.ends), start: l.start, starts: slices.Clone(l.starts), gen: l.gen}
+}
+
+func (l *seriesList) len() int { return len(l.ends) }
+
+// attrs returns the encoded attributes of series i.
+func (l *seriesList) attrs(i int) string {
+	from := uint32(0)
+	if i > 0 {
+		from = l.ends[i-1]
+	}
+	return l.enc[from:l.ends[i]]
+}
+
+// startOf returns the start time of series i.
+func (l *seriesList) startOf(i int) pcommon.Timestamp {
+	if l.starts != nil {
+		return l.starts[i]
+	}
+	return l.start
+}
+
+// sameSeries reports whether dps are the series of l in the same order,
+// and then takes their start times.
+func (l *seriesList) sameSeries(dps pmetric.NumberDataPointSlice) bool {
+	n := dps.Len()
+	if n != l.len() {
+		return false
+	}
+	uniform := true
+	for k := range n {
+		dp := dps.At(k)
+		if !sameAttrs(l.attrs(k), dp.Attributes()) {
+			return false
+		}
+		uniform = uniform && dp.StartTimestamp() == dps.At(0).StartTimestamp()
+	}
+	if n == 0 {
+		return true
+	}
+	if uniform {
+		l.start, l.starts = dps.At(0).StartTimestamp(), nil
+		return true
+	}
+	l.starts = make([]pcommon.Timestamp, n)
+	for k := range n {
+		l.starts[k] = dps.At(k).StartTimestamp()
+	}
+	return true
 }
 
 func newStaleness(scopeName, scopeVersion string) *staleness {
 	return &staleness{
-		seed:      maphash.MakeSeed(),
 		metrics:   map[string]pmetric.Metric{},
 		resources: map[string]*resource{},
 		scopeName: scopeName, scopeVersion: scopeVersion,
-		sum: (*maphash.Hash).Sum64,
 	}
 }
 
@@ -99,24 +185,64 @@ func (t *staleness) resourceOf(rm pmetric.ResourceMetrics) *resource {
 	if r, ok := t.resources[string(t.buf)]; ok {
 		return r
 	}
-	r := &resource{key: string(t.buf), series: map[uint64]*series{}, order: map[string][]*series{}}
+	r := &resource{key: string(t.buf), series: map[string]*seriesList{}}
 	t.resources[r.key] = r
 	return r
 }
 
 // mark records the series of rm, one resource's batch of this scrape, and
 // appends to rm a NoRecordedValue point at ts for each series of the
-// resource's previous scrape that rm lacks.
+// resource's previous scrape that rm lacks. A batch has each metric once
+// (one emit of the generated builder).
 func (t *staleness) mark(rm pmetric.ResourceMetrics, ts pcommon.Timestamp) {
 	res := t.resourceOf(rm)
 	if res.gen == t.gen {
 		res.again = true
 	}
 	res.gen = t.gen
-	var h maphash.Hash
-	h.SetSeed(t.seed)
-	inPlace := 0     // points that matched the previous scrape's series in place
-	changed := false // a point out of place, or a metric with another count
+	if res.again || res.multi {
+		// Compared at finish, with all the resource's batches.
+		if res.pending == nil {
+			res.pending = map[string]*seriesList{}
+			if !res.multi {
+				// The scrape's first batch was compared alone; its
+				// series are the first of the gathering.
+				for name, l := range res.series {
+					if l.gen == t.gen {
+						res.pending[name] = l.unsealed()
+					}
+				}
+			}
+		}
+		t.eachMetric(rm, func(name string, dps pmetric.NumberDataPointSlice) {
+			l := res.pending[name]
+			if l == nil {
+				l = &seriesList{}
+				res.pending[name] = l
+			}
+			l.appendPoints(dps)
+		})
+		return
+	}
+	ms := t.scopeMetrics(rm)
+	t.eachMetric(rm, func(name string, dps pmetric.NumberDataPointSlice) {
+		prev := res.series[name]
+		if prev != nil && prev.sameSeries(dps) {
+			prev.gen = t.gen
+			return
+		}
+		next := newSeriesList(dps, t.gen)
+		res.series[name] = next
+		if prev != nil {
+			t.endMissing(prev, next, dps, ts)
+		}
+	})
+	t.endMetricsNotIn(res, ms, ts)
+}
+
+// eachMetric calls fn with the name and points of every number metric of
+// rm, remembering each metric's shape.
+func (t *staleness) eachMetric(rm pmetric.ResourceMetrics, fn func(string, pmetric.NumberDataPointSlice)) {
 	sms := rm.ScopeMetrics()
 	for j := range sms.Len() {
 		ms := sms.At(j).Metrics()
@@ -126,37 +252,38 @@ func (t *staleness) mark(rm pmetric.ResourceMetrics, ts pcommon.Timestamp) {
 			if _, ok := t.metrics[name]; !ok {
 				t.metrics[name] = metricShape(m)
 			}
-			prev := res.order[name]
-			dps := numberPoints(m)
-			var next []*series // allocated at the first point out of place
-			for k := range dps.Len() {
-				dp := dps.At(k)
-				if next == nil && k < len(prev) && prev[k].gen != t.gen && sameAttrs(prev[k].attrs, dp.Attributes()) {
-					prev[k].gen, prev[k].start = t.gen, dp.StartTimestamp()
-					inPlace++
-					continue
-				}
-				if next == nil {
-					next = make([]*series, k, dps.Len())
-					copy(next, prev[:k])
-				}
-				next = append(next, t.see(&h, res, name, dp))
-			}
-			if next != nil || len(prev) != dps.Len() {
-				changed = true
-				if next == nil {
-					next = prev[:dps.Len()]
-				}
-				res.order[name] = next
-			}
+			fn(name, numberPoints(m))
 		}
 	}
-	if res.again || res.multi || (inPlace == res.count && !changed) {
-		// Every series came again at its place and no other: none is
-		// stale, and the order of every metric is unchanged.
-		return
+}
+
+// endMissing appends to dps a marker at ts for each series of prev that
+// next lacks.
+func (t *staleness) endMissing(prev, next *seriesList, dps pmetric.NumberDataPointSlice, ts pcommon.Timestamp) {
+	now := make(map[string]struct{}, next.len())
+	for i := range next.len() {
+		now[next.attrs(i)] = struct{}{}
 	}
-	t.sweep(res, rm, ts)
+	for i := range prev.len() {
+		if _, ok := now[prev.attrs(i)]; !ok {
+			appendMarker(dps, prev.attrs(i), prev.startOf(i), ts)
+		}
+	}
+}
+
+// endMetricsNotIn appends to ms the markers at ts of every series of the
+// metrics of res that this scrape did not publish, and forgets them.
+func (t *staleness) endMetricsNotIn(res *resource, ms pmetric.MetricSlice, ts pcommon.Timestamp) {
+	for name, l := range res.series {
+		if l.gen == t.gen {
+			continue
+		}
+		dps := numberPoints(t.metricIn(ms, name))
+		for i := range l.len() {
+			appendMarker(dps, l.attrs(i), l.startOf(i), ts)
+		}
+		delete(res.series, name)
+	}
 }
 
 // finish ends the scrape: it returns the markers at ts of the resources
@@ -165,70 +292,59 @@ func (t *staleness) mark(rm pmetric.ResourceMetrics, ts pcommon.Timestamp) {
 func (t *staleness) finish(ts pcommon.Timestamp) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	for key, res := range t.resources {
-		if res.gen == t.gen && !res.again && !res.multi {
+		published := res.gen == t.gen
+		if published && !res.again && !res.multi {
 			continue
 		}
-		res.multi, res.again = res.again, false
 		rm := md.ResourceMetrics().AppendEmpty()
 		decodeAttrs(res.key, rm.Resource().Attributes())
-		t.sweep(res, rm, ts)
-		if res.count == 0 {
+		ms := t.scopeMetrics(rm)
+		for name, next := range res.pending {
+			next.seal()
+			next.gen = t.gen
+			if prev := res.series[name]; prev != nil {
+				t.endMissing(prev, next, numberPoints(t.metricIn(ms, name)), ts)
+			}
+			res.series[name] = next
+		}
+		t.endMetricsNotIn(res, ms, ts)
+		res.multi, res.again, res.pending = res.again, false, nil
+		if !published {
 			delete(t.resources, key)
 		}
 	}
-	md.ResourceMetrics().RemoveIf(func(rm pmetric.ResourceMetrics) bool {
+	// Drop the metrics added for markers that were not needed.
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		rms.At(i).ScopeMetrics().At(0).Metrics().RemoveIf(func(m pmetric.Metric) bool {
+			return numberPoints(m).Len() == 0
+		})
+	}
+	rms.RemoveIf(func(rm pmetric.ResourceMetrics) bool {
 		return rm.ScopeMetrics().At(0).Metrics().Len() == 0
 	})
 	return md
 }
 
-// sweep appends to rm a NoRecordedValue point at ts for each series of res
-// not seen in this scrape, and forgets those series.
-func (t *staleness) sweep(res *resource, rm pmetric.ResourceMetrics, ts pcommon.Timestamp) {
-	for name, o := range res.order {
-		o = slices.DeleteFunc(o, func(s *series) bool { return s.gen != t.gen })
-		if len(o) == 0 {
-			delete(res.order, name)
-		} else {
-			res.order[name] = o
-		}
-	}
+// scopeMetrics returns the metrics of rm's first scope, adding the
+// receiver's scope when rm has none.
+func (t *staleness) scopeMetrics(rm pmetric.ResourceMetrics) pmetric.MetricSlice {
 	if rm.ScopeMetrics().Len() == 0 {
 		sm := rm.ScopeMetrics().AppendEmpty()
 		sm.Scope().SetName(t.scopeName)
 		sm.Scope().SetVersion(t.scopeVersion)
 	}
-	ms := rm.ScopeMetrics().At(0).Metrics()
-	var byName map[string]pmetric.NumberDataPointSlice
-	for key, s := range res.series {
-		var keep *series
-		for next := s; next != nil; {
-			s, next = next, next.next
-			if s.gen == t.gen {
-				s.next, keep = keep, s
-				continue
-			}
-			if byName == nil {
-				byName = map[string]pmetric.NumberDataPointSlice{}
-			}
-			dps, ok := byName[s.name]
-			if !ok {
-				dps = numberPoints(t.metricIn(ms, s.name))
-				byName[s.name] = dps
-			}
-			dp := dps.AppendEmpty()
-			decodeAttrs(s.attrs, dp.Attributes())
-			dp.SetStartTimestamp(s.start)
-			dp.SetTimestamp(ts)
-			dp.SetFlags(pmetric.DefaultDataPointFlags.WithNoRecordedValue(true))
-			res.count--
-		}
-		if keep == nil {
-			delete(res.series, key)
-		} else {
-			res.series[key] = keep
-		}
-	}
+	return rm.ScopeMetrics().At(0).Metrics()
+}
+
+// appendMarker appends to dps a NoRecordedValue point at ts of the series
+// with the encoded attributes attrs and start time start.
+func appendMarker(dps pmetric.NumberDataPointSlice, attrs string, start, ts pcommon.Timestamp) {
+	dp := dps.AppendEmpty()
+	decodeAttrs(attrs, dp.Attributes())
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetFlags(pmetric.DefaultDataPointFlags.WithNoRecordedValue(true))
 }
 
 // metricIn returns the metric called name in ms, adding it from its
@@ -242,27 +358,6 @@ func (t *staleness) metricIn(ms pmetric.MetricSlice, name string) pmetric.Metric
 	m := ms.AppendEmpty()
 	t.metrics[name].CopyTo(m)
 	return m
-}
-
-// see records one published point of res as a series of this scrape and
-// returns it.
-func (t *staleness) see(h *maphash.Hash, res *resource, name string, dp pmetric.NumberDataPoint) *series {
-	t.buf = encodeAttrs(t.buf[:0], dp.Attributes())
-	h.Reset()
-	h.WriteString(name)
-	h.WriteByte(0)
-	h.Write(t.buf)
-	key := t.sum(h)
-	for s := res.series[key]; s != nil; s = s.next {
-		if s.name == name && s.attrs == string(t.buf) {
-			s.gen, s.start = t.gen, dp.StartTimestamp()
-			return s
-		}
-	}
-	s := &series{name: name, attrs: string(t.buf), start: dp.StartTimestamp(), gen: t.gen, next: res.series[key]}
-	res.series[key] = s
-	res.count++
-	return s
 }
 
 // sameAttrs reports whether attrs encode to enc (encodeAttrs), without

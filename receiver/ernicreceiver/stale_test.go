@@ -2,9 +2,9 @@ package ernicreceiver
 
 import (
 	"context"
-	"hash/maphash"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -191,11 +191,11 @@ func mustGet(t *testing.T, m pcommon.Map, k string) pcommon.Value {
 	return v
 }
 
-// Series whose hashes collide are kept apart and each ended on its own:
-// here every series has the same hash.
-func TestStaleHashCollision(t *testing.T) {
+// A metric's series are compared as a set when they change: a series that
+// moved keeps going, one that is gone ends once, a new one starts; each
+// marker carries the series' own start time.
+func TestStaleSeriesSet(t *testing.T) {
 	tr := newStaleness("scope", "v")
-	tr.sum = func(*maphash.Hash) uint64 { return 7 }
 	scrape := func(ts pcommon.Timestamp, qps ...string) (ended []string) {
 		md := pmetric.NewMetrics()
 		m := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
@@ -204,6 +204,8 @@ func TestStaleHashCollision(t *testing.T) {
 		for _, qp := range qps {
 			dp := m.Sum().DataPoints().AppendEmpty()
 			dp.Attributes().PutStr("qp", qp)
+			start, _ := strconv.Atoi(qp)
+			dp.SetStartTimestamp(pcommon.Timestamp(100 + start))
 			dp.SetIntValue(1)
 		}
 		tr.begin()
@@ -211,21 +213,51 @@ func TestStaleHashCollision(t *testing.T) {
 		assert.Zero(t, tr.finish(ts).DataPointCount(), "the resource was published")
 		dps := m.Sum().DataPoints()
 		for i := range dps.Len() {
-			if dps.At(i).Flags().NoRecordedValue() {
-				ended = append(ended, mustGet(t, dps.At(i).Attributes(), "qp").Str())
+			if dp := dps.At(i); dp.Flags().NoRecordedValue() {
+				qp := mustGet(t, dp.Attributes(), "qp").Str()
+				start, _ := strconv.Atoi(qp)
+				assert.Equal(t, pcommon.Timestamp(100+start), dp.StartTimestamp(), "qp %s", qp)
+				assert.Equal(t, ts, dp.Timestamp())
+				ended = append(ended, qp)
 			}
 		}
 		return ended
 	}
 	assert.Empty(t, scrape(1, "1", "2", "3"))
 	require.Len(t, tr.resources, 1)
-	for _, r := range tr.resources {
-		require.Len(t, r.series, 1, "one chain")
-	}
 	assert.Empty(t, scrape(2, "1", "2", "3"), "all seen again")
-	assert.Equal(t, []string{"2"}, scrape(3, "1", "3"))
-	assert.ElementsMatch(t, []string{"1", "3"}, scrape(4, "4"))
-	assert.Empty(t, scrape(5, "4"))
+	assert.Empty(t, scrape(3, "3", "1", "2"), "all seen again, in another order")
+	assert.Equal(t, []string{"2"}, scrape(4, "1", "3"))
+	assert.ElementsMatch(t, []string{"1", "3"}, scrape(5, "4"))
+	assert.Empty(t, scrape(6, "4"))
+	assert.Empty(t, scrape(7, "4", "5"))
+	assert.Equal(t, []string{"4"}, scrape(8, "5"))
+}
+
+// What is kept per series is its encoded attributes and an offset, with one
+// start time while the series share it.
+func TestStaleMemoryPerSeries(t *testing.T) {
+	tr := newStaleness("scope", "v")
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	rm.Resource().Attributes().PutStr("ernic.id", "7")
+	m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+	m.SetName("ernic.qp.bytes.sent")
+	m.SetEmptySum().SetIsMonotonic(true)
+	for q := range 1024 {
+		dp := m.Sum().DataPoints().AppendEmpty()
+		dp.Attributes().PutStr("qp", strconv.Itoa(q*7+1))
+		dp.SetStartTimestamp(5)
+	}
+	tr.begin()
+	tr.mark(rm, 10)
+	l := tr.resources[string(encodeAttrs(nil, rm.Resource().Attributes()))].series["ernic.qp.bytes.sent"]
+	require.NotNil(t, l)
+	assert.Equal(t, 1024, l.len())
+	assert.Nil(t, l.starts, "one start time for all")
+	assert.Equal(t, pcommon.Timestamp(5), l.start)
+	perSeries := float64(len(l.enc)+4*cap(l.ends)) / 1024
+	assert.Less(t, perSeries, 16.0, "bytes a series (qp=\"1234\": 9 bytes encoded, 4 of offset)")
 }
 
 // With ernic.id turned off, instances of one role share a resource and come
