@@ -2,7 +2,6 @@ package prometheustextexporter // import "github.com/rocm-ernic/otelcol-ernic/ex
 
 import (
 	"bufio"
-	"iter"
 	"math"
 	"slices"
 	"strconv"
@@ -10,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
-	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
@@ -77,17 +75,16 @@ type renderedFamily struct {
 // recorded value (staleness markers) and points without a value are left
 // out; a family left with no line is left out whole.
 func (n *namer) render(rm pmetric.ResourceMetrics, promote bool) *rendered {
-	res := rm.Resource().Attributes()
 	fams := n.families([]pmetric.ResourceMetrics{rm})
 	out := &rendered{fams: make([]renderedFamily, 0, len(fams))}
-	labels := map[string]string{} // attribute key -> label name, for this batch
-	points := 0
+	labels := n.NewPointLabels(rm.Resource().Attributes(), promote, false)
+	size := 0
 	for _, f := range fams {
 		for _, m := range f.metrics {
-			points += numberPoints(m).Len()
+			size += numberPoints(m).Len() * (len(f.name) + 32)
 		}
 	}
-	b := make([]byte, 0, points*96)
+	b := make([]byte, 0, size)
 	for _, f := range fams {
 		start := len(b)
 		for _, m := range f.metrics {
@@ -98,7 +95,7 @@ func (n *namer) render(rm pmetric.ResourceMetrics, promote bool) *rendered {
 					continue
 				}
 				b = append(b, f.name...)
-				b = n.appendLabels(b, promname.Attributes(res, promote, dp.Attributes()), labels)
+				b = appendLabels(b, labels.Of(dp.Attributes()))
 				b = append(b, ' ')
 				b = appendValue(b, dp)
 				b = append(b, '\n')
@@ -108,7 +105,12 @@ func (n *namer) render(rm pmetric.ResourceMetrics, promote bool) *rendered {
 			out.fams = append(out.fams, renderedFamily{name: f.name, help: f.help, typ: f.typ, start: start, end: len(b)})
 		}
 	}
-	out.buf = b
+	// The text is kept until the resource's next batch: without the
+	// room left over.
+	out.buf = slices.Clip(b)
+	if cap(b)-len(b) > len(b)/8 {
+		out.buf = slices.Clone(b)
+	}
 	return out
 }
 
@@ -168,88 +170,22 @@ func writeHeader(w *bufio.Writer, f *renderedFamily) {
 	_, _ = w.Write(b)
 }
 
-// appendLabels appends {name="value",...} for the attributes, in their order.
-// An attribute whose key cannot be a label name is left out. Attributes
-// whose keys become the same label ("a.b", "a_b") make one label with their
-// values joined by ";", as contrib's exporters do: a label twice would make
-// a Prometheus server refuse the whole page.
-func (n *namer) appendLabels(b []byte, attrs iter.Seq2[string, pcommon.Value], cache map[string]string) []byte {
-	open := len(b)
-	var seen [8]string
-	count := 0
-	b = append(b, '{')
-	for k, v := range attrs {
-		name := n.cached(k, cache)
-		if name == "" {
-			continue
-		}
-		if slices.Contains(seen[:min(count, len(seen))], name) || count >= len(seen) {
-			return n.appendMergedLabels(b[:open], attrs, cache)
-		}
-		seen[count] = name
-		if count > 0 {
-			b = append(b, ',')
-		}
-		count++
-		b = append(b, name...)
-		b = append(b, '=', '"')
-		b = appendEscaped(b, valueString(v), true)
-		b = append(b, '"')
-	}
-	if count == 0 {
-		return b[:open]
-	}
-	return append(b, '}')
-}
-
-// appendMergedLabels is appendLabels for attributes whose keys collide as
-// label names (or more than 8 of them): values of one name are joined.
-func (n *namer) appendMergedLabels(b []byte, attrs iter.Seq2[string, pcommon.Value], cache map[string]string) []byte {
-	var names, values []string
-	for k, v := range attrs {
-		name := n.cached(k, cache)
-		if name == "" {
-			continue
-		}
-		if i := slices.Index(names, name); i >= 0 {
-			if s := valueString(v); s != values[i] {
-				values[i] += ";" + s
-			}
-			continue
-		}
-		names = append(names, name)
-		values = append(values, valueString(v))
-	}
-	if len(names) == 0 {
+// appendLabels appends {name="value",...} for labels, nothing for none.
+func appendLabels(b []byte, labels []promname.Label) []byte {
+	if len(labels) == 0 {
 		return b
 	}
 	b = append(b, '{')
-	for i, name := range names {
+	for i, l := range labels {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, name...)
+		b = append(b, l.Name...)
 		b = append(b, '=', '"')
-		b = appendEscaped(b, values[i], true)
+		b = appendEscaped(b, l.Value, true)
 		b = append(b, '"')
 	}
 	return append(b, '}')
-}
-
-func (n *namer) cached(key string, cache map[string]string) string {
-	name, ok := cache[key]
-	if !ok {
-		name = n.Label(key)
-		cache[key] = name
-	}
-	return name
-}
-
-func valueString(v pcommon.Value) string {
-	if v.Type() == pcommon.ValueTypeStr {
-		return v.Str()
-	}
-	return v.AsString()
 }
 
 // appendEscaped appends s escaped for a label value (quote) or a HELP text:

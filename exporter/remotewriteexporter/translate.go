@@ -3,7 +3,6 @@ package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/expor
 import (
 	"errors"
 	"fmt"
-	"iter"
 	"math"
 	"math/bits"
 	"slices"
@@ -28,7 +27,7 @@ import (
 // a gauge; an attribute with an empty value is no label; job and instance
 // come from service.namespace/service.name and service.instance.id; with
 // resource_to_telemetry_conversion (on by default) every resource
-// attribute is a label too (promname.Attributes); an
+// attribute is a label too (promname.PointLabels); an
 // external label is added unless an attribute has its name; a point without
 // a recorded value is a staleness marker. Delta sums, histograms and
 // summaries are not translated (none comes from the ernic receiver): they
@@ -83,11 +82,12 @@ func (t *translator) translate(md pmetric.Metrics) (*request, error) {
 	for i := range rms.Len() {
 		rm := rms.At(i)
 		base := t.resourceLabels(rm.Resource())
+		labels := t.names.NewPointLabels(rm.Resource().Attributes(), t.promote, true)
 		sms := rm.ScopeMetrics()
 		for j := range sms.Len() {
 			ms := sms.At(j).Metrics()
 			for k := range ms.Len() {
-				t.addMetric(st, ms.At(k), rm.Resource().Attributes(), base)
+				t.addMetric(st, ms.At(k), labels, base)
 			}
 		}
 	}
@@ -119,7 +119,7 @@ func (t *translator) resourceLabels(res pcommon.Resource) []prompb.Label {
 	return out
 }
 
-func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map, base []prompb.Label) {
+func (t *translator) addMetric(st *batchState, m pmetric.Metric, labels *promname.PointLabels, base []prompb.Label) {
 	name, _, dps, ok := t.names.Family(m)
 	if !ok {
 		st.skipped++ // counted once per metric: a delta sum, a histogram, a summary or an untranslatable name
@@ -141,7 +141,9 @@ func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map
 		}
 		first := len(st.labels)
 		st.labels = append(st.labels, prompb.Label{Name: "__name__", Value: name})
-		st.labels = t.appendAttrs(st.labels, promname.Attributes(res, t.promote, dp.Attributes()))
+		for _, l := range labels.Of(dp.Attributes()) {
+			st.labels = append(st.labels, prompb.Label{Name: l.Name, Value: l.Value})
+		}
 		st.labels = appendMissing(st.labels, first, base)
 		st.labels = appendMissing(st.labels, first, t.external)
 		lbls := st.labels[first:len(st.labels):len(st.labels)]
@@ -157,23 +159,6 @@ func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map
 		st.series = append(st.series, ts)
 		st.sizes = append(st.sizes, ts.Size())
 	}
-}
-
-// appendAttrs appends a label per attribute with a non-empty value.
-func (t *translator) appendAttrs(dst []prompb.Label, attrs iter.Seq2[string, pcommon.Value]) []prompb.Label {
-	for k, v := range attrs {
-		s := v.Str()
-		if v.Type() != pcommon.ValueTypeStr {
-			s = v.AsString()
-		}
-		if s == "" {
-			continue
-		}
-		if name := t.names.Label(k); name != "" {
-			dst = append(dst, prompb.Label{Name: name, Value: s})
-		}
-	}
-	return dst
 }
 
 // appendMissing appends the labels of add whose name is not among

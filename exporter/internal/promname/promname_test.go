@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
@@ -44,4 +45,42 @@ func TestFamily(t *testing.T) {
 	assert.Equal(t, "ernic_id", n.Label("ernic.id"))
 	assert.Equal(t, "key_1st", n.Label("1st"))
 	assert.Equal(t, "", n.Label(""))
+}
+
+// A point's labels: the resource's first when promoted, a point attribute
+// the resource has is left out, names that collide are joined, keys that
+// cannot be names are dropped, empty values kept or skipped.
+func TestPointLabels(t *testing.T) {
+	n := New()
+	res := pcommon.NewMap()
+	res.PutStr("ernic.id", "3")
+	res.PutStr("role", "worker")
+	attrs := pcommon.NewMap()
+	attrs.PutStr("qp", "17")
+	attrs.PutStr("role", "ignored")
+	attrs.PutStr("a.b", "x")
+	attrs.PutStr("a_b", "y")
+	attrs.PutStr("", "dropped")
+	attrs.PutStr("empty", "")
+	attrs.PutInt("n", 5)
+
+	p := n.NewPointLabels(res, true, false)
+	assert.Equal(t, []Label{{"ernic_id", "3"}, {"role", "worker"}, {"qp", "17"}, {"a_b", "x;y"}, {"empty", ""}, {"n", "5"}}, p.Of(attrs))
+	// The next point does not see the last one's merge.
+	one := pcommon.NewMap()
+	one.PutStr("a_b", "z")
+	assert.Equal(t, []Label{{"ernic_id", "3"}, {"role", "worker"}, {"a_b", "z"}}, p.Of(one))
+
+	p = n.NewPointLabels(res, false, true)
+	assert.Equal(t, []Label{{"qp", "17"}, {"role", "ignored"}, {"a_b", "x;y"}, {"n", "5"}}, p.Of(attrs))
+
+	// A resource label merged with a point's keeps the resource's intact
+	// for the next point.
+	clash := pcommon.NewMap()
+	clash.PutStr("ernic_id", "9")
+	p = n.NewPointLabels(res, true, false)
+	assert.Equal(t, []Label{{"ernic_id", "3;9"}, {"role", "worker"}}, p.Of(clash))
+	assert.Equal(t, []Label{{"ernic_id", "3"}, {"role", "worker"}}, p.Of(pcommon.NewMap()))
+
+	assert.Zero(t, testing.AllocsPerRun(10, func() { p.Of(one) }), "no allocation without a collision")
 }

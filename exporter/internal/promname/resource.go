@@ -1,8 +1,6 @@
 package promname // import "github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
 
 import (
-	"iter"
-
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
@@ -19,29 +17,95 @@ type ResourceToTelemetrySettings struct {
 	_ struct{}
 }
 
-// Attributes yields the attributes that become a point's labels: those of
-// its resource when promote is true, then its own, but not one whose key
-// the resource has (the resource's value wins, as contrib's
+// Label is one label of a series: a translated name and the attribute's
+// value as text (pcommon.Value.AsString).
+type Label struct {
+	Name, Value string
+}
+
+// PointLabels resolves the labels of the points of one resource: the
+// resource's attributes when promoted, then each point's own, except one
+// whose key the resource has (the resource's value wins, as contrib's
 // resource_to_telemetry_conversion copies resource attributes over point
-// attributes).
-func Attributes(res pcommon.Map, promote bool, attrs pcommon.Map) iter.Seq2[string, pcommon.Value] {
-	return func(yield func(string, pcommon.Value) bool) {
-		if promote {
-			for k, v := range res.All() {
-				if !yield(k, v) {
-					return
-				}
+// attributes). An attribute whose key cannot be a label name is left out.
+// Attributes whose keys become the same label ("a.b", "a_b") make one label
+// with their values joined by ";", as contrib's exporters do: a label twice
+// would make a Prometheus server refuse the series. The resource's labels
+// are resolved once, and a point's without allocating unless names
+// collide. A PointLabels is used by one goroutine.
+type PointLabels struct {
+	n       *Namer
+	names   map[string]string // attribute key -> label name
+	res     pcommon.Map
+	promote bool
+	// skipEmpty leaves out attributes with an empty value.
+	skipEmpty bool
+	resLabels []Label
+	out       []Label
+}
+
+// NewPointLabels returns the label resolver of the points of a resource
+// with the attributes res; promote is resource_to_telemetry_conversion,
+// skipEmpty leaves out attributes whose value is empty (remote write: an
+// empty label is no label).
+func (n *Namer) NewPointLabels(res pcommon.Map, promote, skipEmpty bool) *PointLabels {
+	p := &PointLabels{n: n, names: map[string]string{}, res: res, promote: promote, skipEmpty: skipEmpty}
+	if promote {
+		res.Range(func(k string, v pcommon.Value) bool {
+			p.resLabels = p.add(p.resLabels, k, v)
+			return true
+		})
+	}
+	return p
+}
+
+// Of returns the labels of a point with the attributes attrs, in the order
+// of the resource's and then the point's attributes. The slice is valid
+// until the next call.
+func (p *PointLabels) Of(attrs pcommon.Map) []Label {
+	p.out = append(p.out[:0], p.resLabels...)
+	attrs.Range(func(k string, v pcommon.Value) bool {
+		if p.promote && p.res.Len() > 0 {
+			if _, ok := p.res.Get(k); ok {
+				return true
 			}
 		}
-		for k, v := range attrs.All() {
-			if promote && res.Len() > 0 {
-				if _, ok := res.Get(k); ok {
-					continue
-				}
+		p.out = p.add(p.out, k, v)
+		return true
+	})
+	return p.out
+}
+
+// add appends the label of the attribute k=v to out, or joins its value to
+// the label of that name already in out.
+func (p *PointLabels) add(out []Label, k string, v pcommon.Value) []Label {
+	s := ValueString(v)
+	if s == "" && p.skipEmpty {
+		return out
+	}
+	name, ok := p.names[k]
+	if !ok {
+		name = p.n.Label(k)
+		p.names[k] = name
+	}
+	if name == "" {
+		return out
+	}
+	for i := range out {
+		if out[i].Name == name {
+			if out[i].Value != s {
+				out[i].Value += ";" + s
 			}
-			if !yield(k, v) {
-				return
-			}
+			return out
 		}
 	}
+	return append(out, Label{Name: name, Value: s})
+}
+
+// ValueString returns an attribute value as label text.
+func ValueString(v pcommon.Value) string {
+	if v.Type() == pcommon.ValueTypeStr {
+		return v.Str()
+	}
+	return v.AsString()
 }
