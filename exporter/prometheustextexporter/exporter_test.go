@@ -1,6 +1,8 @@
 package prometheustextexporter
 
 import (
+	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"io"
@@ -230,6 +232,21 @@ func BenchmarkRender(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100_000, "ns/series")
 	b.ReportMetric(float64(len(r.buf))/100_000, "bytes/series")
+	if got := linesOf(b, r); strings.Count(got, "\n") != 100_000 || !strings.HasPrefix(got, `ernic_qp_bytes_sent_total{ernic_id="12",role="worker",qp="0"} 0`) {
+		b.Fatalf("rendered %d lines, the first %q", strings.Count(got, "\n"), got[:min(len(got), 80)])
+	}
+}
+
+// linesOf returns the series lines of r as a GET writes them.
+func linesOf(tb testing.TB, r *rendered) string {
+	tb.Helper()
+	var out bytes.Buffer
+	w := bufio.NewWriter(&out)
+	for i := range r.fams {
+		require.NoError(tb, r.fams[i].writeTo(w, r))
+	}
+	require.NoError(tb, w.Flush())
+	return out.String()
 }
 
 // Resource attributes become labels of every series, before the point's
@@ -255,7 +272,7 @@ func TestResourceToTelemetry(t *testing.T) {
 	n := newNamer()
 	lines := func(promote bool) string {
 		r := n.render(md.ResourceMetrics().At(0), promote)
-		return string(r.buf)
+		return linesOf(t, r)
 	}
 	assert.Equal(t, `ernic_qp_count{ernic_id="7",role="worker",qp="11"} 3
 ernic_qp_count{ernic_id="7;x",role="worker"} 4

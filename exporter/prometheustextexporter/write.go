@@ -2,6 +2,7 @@ package prometheustextexporter // import "github.com/rocm-ernic/otelcol-ernic/ex
 
 import (
 	"bufio"
+	"bytes"
 	"math"
 	"slices"
 	"strconv"
@@ -58,16 +59,49 @@ func (n *namer) families(rms []pmetric.ResourceMetrics) []*family {
 
 // rendered is one resource's batch in the text format: its families'
 // series lines, one after the other in buf, without HELP and TYPE (a family
-// of several resources gets them once per GET).
+// of several resources gets them once per GET). A line is kept as one kind
+// byte (lineBare, lineOpen, lineWhole) and its text after the family's
+// prefix of that kind, through its line feed: the family name and the
+// resource's labels, two thirds of a QP series' line, are kept once per
+// family, not once per series.
 type rendered struct {
 	fams []renderedFamily
 	buf  []byte
 }
 
-// renderedFamily is a family's name, HELP, TYPE and its lines buf[start:end].
+// renderedFamily is a family's name, HELP, TYPE, prefixes and its lines
+// buf[start:end].
 type renderedFamily struct {
 	name, help, typ string
-	start, end      int
+	// prefix[lineBare] is the name and the resource's labels closed
+	// (`name{ernic_id="3",role="worker"}`, or `name` without any);
+	// prefix[lineOpen] leaves them open for the point's own labels
+	// (`name{ernic_id="3",role="worker",`, or `name{`).
+	prefix     [2]string
+	start, end int
+}
+
+// The kinds of a kept line: what comes before its text.
+const (
+	lineBare  byte = iota // prefix[lineBare]: a point without labels of its own
+	lineOpen              // prefix[lineOpen]: a point with labels after the resource's
+	lineWhole             // nothing: the whole line (a point attribute joined a resource label)
+)
+
+// writeTo writes the family's lines of r in the text format.
+func (f *renderedFamily) writeTo(w *bufio.Writer, r *rendered) error {
+	lines := r.buf[f.start:f.end]
+	for len(lines) > 0 {
+		end := bytes.IndexByte(lines, '\n') + 1
+		if kind := lines[0]; kind != lineWhole {
+			_, _ = w.WriteString(f.prefix[kind])
+		}
+		if _, err := w.Write(lines[1:end]); err != nil {
+			return err
+		}
+		lines = lines[end:]
+	}
+	return nil
 }
 
 // render writes the series lines of rm's families, with rm's resource
@@ -78,10 +112,12 @@ func (n *namer) render(rm pmetric.ResourceMetrics, promote bool) *rendered {
 	fams := n.families([]pmetric.ResourceMetrics{rm})
 	out := &rendered{fams: make([]renderedFamily, 0, len(fams))}
 	labels := n.NewPointLabels(rm.Resource().Attributes(), promote, false)
+	res := labels.Resource()
+	resText := string(appendLabelList(nil, res))
 	size := 0
 	for _, f := range fams {
 		for _, m := range f.metrics {
-			size += numberPoints(m).Len() * (len(f.name) + 32)
+			size += numberPoints(m).Len() * 24
 		}
 	}
 	b := make([]byte, 0, size)
@@ -94,24 +130,54 @@ func (n *namer) render(rm pmetric.ResourceMetrics, promote bool) *rendered {
 				if dp.Flags().NoRecordedValue() || dp.ValueType() == pmetric.NumberDataPointValueTypeEmpty {
 					continue
 				}
-				b = append(b, f.name...)
-				b = appendLabels(b, labels.Of(dp.Attributes()))
+				all := labels.Of(dp.Attributes())
+				switch {
+				case !startsWith(all, res):
+					b = append(b, lineWhole)
+					b = append(b, f.name...)
+					b = appendLabels(b, all)
+				case len(all) == len(res):
+					b = append(b, lineBare)
+				default:
+					b = append(b, lineOpen)
+					b = appendLabelList(b, all[len(res):])
+					b = append(b, '}')
+				}
 				b = append(b, ' ')
 				b = appendValue(b, dp)
 				b = append(b, '\n')
 			}
 		}
 		if len(b) > start {
-			out.fams = append(out.fams, renderedFamily{name: f.name, help: f.help, typ: f.typ, start: start, end: len(b)})
+			rf := renderedFamily{name: f.name, help: f.help, typ: f.typ, start: start, end: len(b)}
+			rf.prefix[lineBare], rf.prefix[lineOpen] = f.name, f.name+"{"
+			if resText != "" {
+				rf.prefix[lineBare], rf.prefix[lineOpen] = f.name+"{"+resText+"}", f.name+"{"+resText+","
+			}
+			out.fams = append(out.fams, rf)
 		}
 	}
 	// The text is kept until the resource's next batch: without the
 	// room left over.
-	out.buf = slices.Clip(b)
+	out.buf = b
 	if cap(b)-len(b) > len(b)/8 {
 		out.buf = slices.Clone(b)
 	}
 	return out
+}
+
+// startsWith reports whether all begins with the labels res, values
+// unchanged.
+func startsWith(all, res []promname.Label) bool {
+	if len(all) < len(res) {
+		return false
+	}
+	for i := range res {
+		if all[i] != res[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func numberPoints(m pmetric.Metric) pmetric.NumberDataPointSlice {
@@ -145,7 +211,7 @@ func write(w *bufio.Writer, rs []*rendered) error {
 		parts := byName[name]
 		writeHeader(w, parts[0].f)
 		for _, p := range parts {
-			if _, err := w.Write(p.r.buf[p.f.start:p.f.end]); err != nil {
+			if err := p.f.writeTo(w, p.r); err != nil {
 				return err
 			}
 		}
@@ -176,6 +242,12 @@ func appendLabels(b []byte, labels []promname.Label) []byte {
 		return b
 	}
 	b = append(b, '{')
+	b = appendLabelList(b, labels)
+	return append(b, '}')
+}
+
+// appendLabelList appends name="value",... for labels.
+func appendLabelList(b []byte, labels []promname.Label) []byte {
 	for i, l := range labels {
 		if i > 0 {
 			b = append(b, ',')
@@ -185,7 +257,7 @@ func appendLabels(b []byte, labels []promname.Label) []byte {
 		b = appendEscaped(b, l.Value, true)
 		b = append(b, '"')
 	}
-	return append(b, '}')
+	return b
 }
 
 // appendEscaped appends s escaped for a label value (quote) or a HELP text:

@@ -59,6 +59,11 @@ func (n *Namer) NewPointLabels(res pcommon.Map, promote, skipEmpty bool) *PointL
 	return p
 }
 
+// Resource returns the resource's labels, the first labels of every point
+// unless a point's attribute joined its value to one (Of); nil when the
+// resource is not promoted.
+func (p *PointLabels) Resource() []Label { return p.resLabels }
+
 // Of returns the labels of a point with the attributes attrs, in the order
 // of the resource's and then the point's attributes. The slice is valid
 // until the next call.
