@@ -1,5 +1,6 @@
 // Command benchtable turns the output of `make bench` (go test -bench over
-// receiver/ernicreceiver: BenchmarkFloor, BenchmarkParse, BenchmarkScrape)
+// receiver/ernicreceiver: BenchmarkFloor, BenchmarkParse, BenchmarkScrape,
+// BenchmarkRecordFloor)
 // into one table per run-directory size, and checks the ratio targets of
 // the project: parse at most 3× the floor at every size, and scrape cost per
 // published data point at 64x1024 within 1.5× of that at 16x64. It reads the
@@ -91,6 +92,15 @@ func run(in io.Reader, out io.Writer) int {
 			fmt.Fprintf(out, "  MISSED: parse is %.2f× the floor at %s (target ≤ 3)\n", ratio, size)
 			ok = false
 		}
+	}
+	if rf := results["RecordFloor"]; rf != nil {
+		fmt.Fprintf(out, "pdata floor (RecordFloor): %.0f ns/point; scrape ns/point over it:", rf["ns/point"])
+		for _, size := range sizes {
+			if def := results["Scrape/default/"+size]; def != nil {
+				fmt.Fprintf(out, " %s %.2f", size, def["ns/point"]/rf["ns/point"])
+			}
+		}
+		fmt.Fprintln(out)
 	}
 	small, large := results["Scrape/default/16x64"], results["Scrape/default/64x1024"]
 	if small != nil && large != nil {

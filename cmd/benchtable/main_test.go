@@ -14,6 +14,7 @@ func TestTable(t *testing.T) {
 		"BenchmarkScrape/default/64x1024-2   5   1000000000 ns/op   2500 ns/point   400000 points   7000000 B/op   4400000 allocs/op",
 		"BenchmarkUnchanged/16x64-2   5   20000 ns/op",
 		"BenchmarkSomethingWithoutSize-2   5   20000000 ns/op",
+		"BenchmarkRecordFloor-2   5   2000000 ns/op   400 ns/point",
 	}, "\n")
 	var out bytes.Buffer
 	code := run(strings.NewReader(in), &out)
@@ -21,7 +22,7 @@ func TestTable(t *testing.T) {
 	if code != 0 {
 		t.Errorf("exit %d, want 0: parse is 2.5x the floor and per-point growth 1.39", code)
 	}
-	for _, want := range []string{"16x64", "2.50", "1800", "11.00", "= 1.39", "20.0µs", " 25.0 "} {
+	for _, want := range []string{"16x64", "2.50", "1800", "11.00", "= 1.39", "20.0µs", " 25.0 ", "400 ns/point", "16x64 4.50 64x1024 6.25"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q", want)
 		}
