@@ -302,4 +302,3 @@ func mergeDuplicates(l []prompb.Label) []prompb.Label {
 	}
 	return out
 }
-
