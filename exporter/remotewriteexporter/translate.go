@@ -42,6 +42,8 @@ type translator struct {
 	// promote makes resource attributes labels
 	// (resource_to_telemetry_conversion).
 	promote bool
+	// noTemplates turns seriesTemplate off (tests compare both paths).
+	noTemplates bool
 }
 
 func newTranslator(cfg *Config) *translator {
@@ -68,6 +70,9 @@ type batchState struct {
 	labels   []prompb.Label
 	order    labelOrder
 	skipped  int
+	// resLabels are the labels of the resource's attributes being
+	// translated (promote), for templates.
+	resLabels []prompb.Label
 }
 
 // labelOrder sorts series' labels by name. The series of one metric of one
@@ -121,11 +126,15 @@ func (t *translator) translate(md pmetric.Metrics) (*request, error) {
 		rm := rms.At(i)
 		base := t.resourceLabels(rm.Resource())
 		labels := t.names.NewPointLabels(rm.Resource().Attributes(), t.promote, true)
+		st.resLabels = st.resLabels[:0]
+		for _, l := range labels.Resource() {
+			st.resLabels = append(st.resLabels, prompb.Label{Name: l.Name, Value: l.Value})
+		}
 		sms := rm.ScopeMetrics()
 		for j := range sms.Len() {
 			ms := sms.At(j).Metrics()
 			for k := range ms.Len() {
-				t.addMetric(st, ms.At(k), labels, base)
+				t.addMetric(st, ms.At(k), rm.Resource().Attributes(), labels, base)
 			}
 		}
 	}
@@ -157,12 +166,13 @@ func (t *translator) resourceLabels(res pcommon.Resource) []prompb.Label {
 	return out
 }
 
-func (t *translator) addMetric(st *batchState, m pmetric.Metric, labels *promname.PointLabels, base []prompb.Label) {
+func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map, labels *promname.PointLabels, base []prompb.Label) {
 	name, _, dps, ok := t.names.Family(m)
 	if !ok {
 		st.skipped++ // counted once per metric: a delta sum, a histogram, a summary or an untranslatable name
 		return
 	}
+	var tmpl *seriesTemplate
 	for i := range dps.Len() {
 		dp := dps.At(i)
 		var v float64
@@ -177,6 +187,14 @@ func (t *translator) addMetric(st *batchState, m pmetric.Metric, labels *promnam
 			st.skipped++
 			continue
 		}
+		ms := int64(dp.Timestamp()) / 1e6
+		if tmpl == nil && !t.noTemplates {
+			tmpl = t.newTemplate(name, dp.Attributes(), res, st.resLabels, base)
+		}
+		if tmpl != nil && tmpl.fill(dp.Attributes()) {
+			t.appendSeriesOf(st, tmpl, v, ms)
+			continue
+		}
 		lbls := append(st.labels[:0], prompb.Label{Name: "__name__", Value: name})
 		for _, l := range labels.Of(dp.Attributes()) {
 			lbls = append(lbls, prompb.Label{Name: l.Name, Value: l.Value})
@@ -188,7 +206,7 @@ func (t *translator) addMetric(st *batchState, m pmetric.Metric, labels *promnam
 		if hasDuplicate(lbls) {
 			lbls = mergeDuplicates(lbls)
 		}
-		t.appendSeries(st, lbls, v, int64(dp.Timestamp())/1e6)
+		t.appendSeries(st, lbls, v, ms)
 	}
 }
 
@@ -210,25 +228,33 @@ func (t *translator) appendSeries(st *batchState, lbls []prompb.Label, v float64
 	b := protowire.AppendTag(st.raw, 1, protowire.BytesType) // WriteRequest.timeseries
 	b = protowire.AppendVarint(b, uint64(size))
 	for _, l := range lbls {
-		b = protowire.AppendTag(b, 1, protowire.BytesType) // TimeSeries.labels
-		b = protowire.AppendVarint(b, uint64(labelSize(l)))
-		if l.Name != "" {
-			b = protowire.AppendTag(b, 1, protowire.BytesType)
-			b = protowire.AppendString(b, l.Name)
-		}
-		if l.Value != "" {
-			b = protowire.AppendTag(b, 2, protowire.BytesType)
-			b = protowire.AppendString(b, l.Value)
-		}
+		b = appendLabelField(b, l) // TimeSeries.labels
 	}
-	b = protowire.AppendTag(b, 2, protowire.BytesType) // TimeSeries.samples
+	st.raw = appendSample(b, v, ms) // TimeSeries.samples
+	st.inRaw++
+}
+
+// appendSeriesOf is appendSeries for the labels of a filled template.
+func (t *translator) appendSeriesOf(st *batchState, tp *seriesTemplate, v float64, ms int64) {
+	size := tp.labelsSize() + sampleFieldSize(ms)
+	if entry := fieldSize(size); len(st.raw) > 0 && len(st.raw)+entry > t.maxBytes {
+		st.flush()
+	}
+	b := protowire.AppendTag(st.raw, 1, protowire.BytesType) // WriteRequest.timeseries
+	b = protowire.AppendVarint(b, uint64(size))
+	b = tp.appendLabels(b)
+	st.raw = appendSample(b, v, ms)
+	st.inRaw++
+}
+
+// appendSample appends a TimeSeries.samples field of one sample.
+func appendSample(b []byte, v float64, ms int64) []byte {
+	b = protowire.AppendTag(b, 2, protowire.BytesType)
 	b = protowire.AppendVarint(b, uint64(sampleSize(ms)))
 	b = protowire.AppendTag(b, 1, protowire.Fixed64Type)
 	b = protowire.AppendFixed64(b, math.Float64bits(v))
 	b = protowire.AppendTag(b, 2, protowire.VarintType)
-	b = protowire.AppendVarint(b, uint64(ms))
-	st.raw = b
-	st.inRaw++
+	return protowire.AppendVarint(b, uint64(ms))
 }
 
 // flush compresses the request being built, if any, and starts the next.

@@ -1,0 +1,98 @@
+package remotewriteexporter
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/prometheus/prometheus/prompb"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+// templateBatch has, per resource, metrics whose points fit a template and
+// points that do not: an empty value, other keys, keys in another order,
+// keys that collide with each other or with a resource label, a key the
+// resource has, keys that are no label name.
+func templateBatch() pmetric.Metrics {
+	md := receiverLike(40)
+	for _, res := range []map[string]string{nil, {"ernic.id": "3", "role": "worker"}, {"service.name": "svc", "service.instance.id": "h1", "qp": "r"}} {
+		rm := md.ResourceMetrics().AppendEmpty()
+		for k, v := range res {
+			rm.Resource().Attributes().PutStr(k, v)
+		}
+		ms := rm.ScopeMetrics().AppendEmpty().Metrics()
+		for _, keys := range [][]string{{"qp"}, {"qp", "opcode"}, {"a.b", "a_b"}, {"ernic_id"}, {"role", "qp"}, {"__name__", "qp"}, {"0x", "job"}} {
+			m := ms.AppendEmpty()
+			m.SetName(fmt.Sprintf("ernic.test.%d", ms.Len()))
+			dps := m.SetEmptyGauge().DataPoints()
+			for i := range 6 {
+				dp := dps.AppendEmpty()
+				dp.SetIntValue(int64(i))
+				dp.SetTimestamp(pcommon.Timestamp(1_700_000_000_000_000_000 + i))
+				order := keys
+				if i == 4 && len(keys) > 1 {
+					order = []string{keys[1], keys[0]}
+				}
+				for j, k := range order {
+					v := fmt.Sprint(i*10 + j)
+					if i == 2 {
+						v = "" // an empty value: no label
+					}
+					dp.Attributes().PutStr(k, v)
+				}
+				if i == 5 {
+					dp.Attributes().PutStr("extra", "e")
+				}
+			}
+		}
+	}
+	return md
+}
+
+// The labels a template fills in are those of the general path, for every
+// point, with every setting that changes them.
+func TestTemplateMatchesGeneral(t *testing.T) {
+	for _, promote := range []bool{false, true} {
+		for _, ext := range []map[string]string{nil, {"cluster": "c1", "qp": "ext"}} {
+			t.Run(fmt.Sprintf("promote=%v,external=%v", promote, ext), func(t *testing.T) {
+				cfg := createDefaultConfig().(*Config)
+				cfg.ResourceToTelemetryConversion.Enabled = promote
+				cfg.ExternalLabels = ext
+				md := templateBatch()
+				fast := newTranslator(cfg)
+				general := newTranslator(cfg)
+				general.noTemplates = true
+				a, errA := fast.translate(md)
+				b, errB := general.translate(md)
+				require.Equal(t, errB, errA)
+				got, want := decoded(t, a.payloads), decoded(t, b.payloads)
+				for k, v := range want {
+					if g, ok := got[k]; !ok {
+						t.Errorf("template path lacks %s", k)
+					} else {
+						assert.Equal(t, sampleBits(v), sampleBits(g), k)
+					}
+				}
+				for k := range got {
+					if _, ok := want[k]; !ok {
+						t.Errorf("template path has %s, the general one not", k)
+					}
+				}
+				assert.Greater(t, len(got), 150)
+			})
+		}
+	}
+}
+
+// sampleBits are the samples' values as bits (a staleness marker is a NaN,
+// unequal to itself) and timestamps.
+func sampleBits(samples []prompb.Sample) [][2]int64 {
+	var out [][2]int64
+	for _, s := range samples {
+		out = append(out, [2]int64{int64(math.Float64bits(s.Value)), s.Timestamp})
+	}
+	return out
+}
