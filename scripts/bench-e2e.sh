@@ -17,7 +17,9 @@
 # memory limit raised (ERNIC_MEMORY_LIMIT_MIB=4096) so that nothing is
 # refused. After WARMUP seconds the script samples the collector's /proc
 # every second for DURATION seconds and prints per run: the series, CPU
-# seconds per minute, peak and steady (median of the second half) RSS,
+# seconds per minute, peak and steady (median of the second half) RSS and
+# the anonymous part of the steady RSS (the rest is mapped files: the
+# binary, and bbolt's queue file for the push pipelines),
 # KiB per series (steady RSS above an idle collector's, per series), the
 # median and the longest GET (pull only), and the points the collector lost
 # (its own refused/failed/dropped counters, listed on stderr).
@@ -56,6 +58,9 @@ legacy() {
 
 cpu_ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+# anon_kib: the anonymous part of RSS (the rest is mapped files: the
+# binary, and for the push pipelines bbolt's mapped queue file).
+anon_kib() { awk '/^RssAnon:/ { print $2 }' "/proc/$1/status"; }
 median() { sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print 0 }'; }
 
 # telemetry PORT: the collector's own metrics on a loopback pull reader.
@@ -151,19 +156,21 @@ run() {
 	if [[ -n ${PPROF:-} ]]; then
 		curl -s -o "build/bench-e2e/$size-$pipe.cpu.pprof" "127.0.0.1:$PPROF/debug/pprof/profile?seconds=30" &
 	fi
-	local t0 c0 peak=0 samples=() i r
+	local t0 c0 peak=0 samples=() anons=() i r
 	t0=$(date +%s.%N)
 	c0=$(cpu_ticks "$col_pid")
 	for ((i = 0; i < duration; i++)); do
 		sleep 1
 		r=$(rss_kib "$col_pid")
 		samples+=("$r")
+		anons+=("$(anon_kib "$col_pid")")
 		((r > peak)) && peak=$r
 	done
-	local c1 t1 steady series get_med=- get_max=- lost
+	local c1 t1 steady anon series get_med=- get_max=- lost
 	c1=$(cpu_ticks "$col_pid")
 	t1=$(date +%s.%N)
 	steady=$(printf '%s\n' "${samples[@]:$((duration / 2))}" | median)
+	anon=$(printf '%s\n' "${anons[@]:$((duration / 2))}" | median)
 	curl -s "127.0.0.1:$tport/metrics" >"$dir/telemetry"
 	if [[ -n ${PPROF:-} ]]; then
 		curl -s -o "build/bench-e2e/$size-$pipe.heap.pprof" "127.0.0.1:$PPROF/debug/pprof/heap"
@@ -185,7 +192,7 @@ run() {
 	grep -E 'Dropping data|Rejecting data|Refusing data|rejected by the endpoint|dropped the oldest' "$dir/col.log" | head -3 | sed "s/^/  $size $pipe log: /" >&2 || true
 	read -r l_cpu l_rss l_get <<<"$(legacy "$size")"
 	awk -v size="$size" -v pipe="$pipe" -v c0="$c0" -v c1="$c1" -v hz="$hz" -v t0="$t0" -v t1="$t1" \
-		-v peak="$peak" -v steady="$steady" -v idle="$idle" -v series="$series" -v lost="$lost" \
+		-v peak="$peak" -v steady="$steady" -v anon="$anon" -v idle="$idle" -v series="$series" -v lost="$lost" \
 		-v gmed="$get_med" -v gmax="$get_max" -v lcpu="$l_cpu" -v lrss="$l_rss" -v lget="$l_get" 'BEGIN {
 		cpu = (c1 - c0) / hz / ((t1 - t0) / 60)
 		ratio = (lcpu == "-") ? "-" : sprintf("%.2f", cpu / lcpu)
@@ -193,8 +200,8 @@ run() {
 		kps = (series > 0) ? sprintf("%.2f", (steady - idle) / series) : "-"
 		gm = (gmed == "-") ? "-" : sprintf("%.3f", gmed)
 		gx = (gmax == "-") ? "-" : sprintf("%.3f", gmax)
-		printf "| %s | %s | %d | %.2f | %s | %s | %.1f | %.1f | %s | %s | %s | %s | %s | %s | %d |\n",
-			size, pipe, series, cpu, lcpu, ratio, peak / 1024, steady / 1024, lrss, rratio, kps, gm, gx, lget, lost
+		printf "| %s | %s | %d | %.2f | %s | %s | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s | %s | %d |\n",
+			size, pipe, series, cpu, lcpu, ratio, peak / 1024, steady / 1024, anon / 1024, lrss, rratio, kps, gm, gx, lget, lost
 	}'
 }
 
@@ -202,8 +209,8 @@ declare -A series_of
 idle=$(idle_rss)
 printf 'idle collector RSS: %.1f MiB; sim files %s; %d s after %d s warm-up per run\n\n' "$(echo "$idle / 1024" | bc -l)" \
 	"$([[ $sim_writes -gt 0 ]] && echo "static after $sim_writes writes" || echo "rewritten every second")" "$duration" "$warmup"
-echo "| size | pipeline | series | CPU s/min | legacy CPU s/min | CPU / legacy | peak RSS MiB | steady RSS MiB | legacy RSS MiB | RSS / legacy | KiB/series | GET median s | GET max s | legacy GET s | lost points |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| size | pipeline | series | CPU s/min | legacy CPU s/min | CPU / legacy | peak RSS MiB | steady RSS MiB | of it anonymous MiB | legacy RSS MiB | RSS / legacy | KiB/series | GET median s | GET max s | legacy GET s | lost points |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for size in $sizes; do
 	for pipe in $pipelines; do
 		run "$size" "$pipe"
