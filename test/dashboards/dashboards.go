@@ -218,12 +218,16 @@ func ParseLabelValues(def string) (selector, label string, err error) {
 }
 
 // Vars are the values the Grafana variables are replaced with. The
-// template variables ($ernic_id, $role) get their All value, ".*", the
-// value a dashboard opens with.
+// template variables ($host, $ernic_id, $role, $vm, $disk_device) get
+// their All value, ".*", the value a dashboard opens with, unless Host is
+// set.
 type Vars struct {
 	RateInterval string // $__rate_interval, e.g. "20s"
 	Interval     string // $__interval
 	Range        string // $__range
+	// Host, when set, is the value of $host (a regular expression, as
+	// Grafana writes a multi-value choice).
+	Host string
 }
 
 // All is the allValue of the dashboard's template variables.
@@ -238,7 +242,12 @@ func Substitute(expr string, v Vars) (string, error) {
 	out := grafanaVarRE.ReplaceAllStringFunc(expr, func(s string) string {
 		name := grafanaVarRE.FindStringSubmatch(s)[1]
 		switch name {
-		case "ernic_id", "role":
+		case "host":
+			if v.Host != "" {
+				return v.Host
+			}
+			return All
+		case "ernic_id", "role", "vm", "disk_device":
 			return All
 		case "__rate_interval":
 			return v.RateInterval
@@ -578,6 +587,71 @@ func replaceOutsideStrings(expr string, re *regexp.Regexp, f func(string) string
 
 // selectorRE matches an ernic_* identifier and the matchers that follow it.
 var selectorRE = regexp.MustCompile(`\b(ernic_[a-z0-9_]+)\b(\s*\{[^}]*\})?`)
+
+// HostMatcher is the matcher of the dashboard's host variable: every ernic
+// selector carries it.
+const HostMatcher = `instance=~"$host"`
+
+// UnhostedSelectors returns the ernic selectors of expr, those of the
+// metrics without other labels included, that lack HostMatcher.
+func (n *Names) UnhostedSelectors(expr string) []string {
+	var out []string
+	for _, m := range selectorRE.FindAllStringSubmatch(expr, -1) {
+		if !n.Labels[m[1]] && !strings.Contains(m[2], HostMatcher) {
+			out = append(out, m[0])
+		}
+	}
+	return out
+}
+
+// GuestMetrics are the metrics of the guests' own exporters that the VM
+// metrics row reads, with the scrape job each comes from (README, VM
+// metrics): node_exporter 1.5 (Debian bookworm's prometheus-node-exporter),
+// rdma_exporter (github.com/yuuki/rdma_exporter: rdma_<sysfs counter>_total
+// {device, port}) and AMD's Device Metrics Exporter (gpu_* and pcie_*,
+// labels gpu_id and clock_type).
+var GuestMetrics = map[string]string{
+	"node_cpu_seconds_total":            "ernic-vm-node",
+	"node_memory_MemTotal_bytes":        "ernic-vm-node",
+	"node_memory_MemAvailable_bytes":    "ernic-vm-node",
+	"node_disk_read_bytes_total":        "ernic-vm-node",
+	"node_disk_written_bytes_total":     "ernic-vm-node",
+	"node_network_receive_bytes_total":  "ernic-vm-node",
+	"node_network_transmit_bytes_total": "ernic-vm-node",
+	"node_uname_info":                   "ernic-vm-node",
+	"rdma_port_rcv_data_total":          "ernic-vm-rdma",
+	"rdma_port_xmit_data_total":         "ernic-vm-rdma",
+	"rdma_port_rcv_packets_total":       "ernic-vm-rdma",
+	"rdma_port_xmit_packets_total":      "ernic-vm-rdma",
+	"gpu_junction_temperature":          "ernic-vm-gpu",
+	"gpu_edge_temperature":              "ernic-vm-gpu",
+	"gpu_gfx_activity":                  "ernic-vm-gpu",
+	"gpu_power_usage":                   "ernic-vm-gpu",
+	"gpu_clock":                         "ernic-vm-gpu",
+	"pcie_bandwidth":                    "ernic-vm-gpu",
+}
+
+// guestSelectorRE matches a metric of a guest exporter and its matchers.
+var guestSelectorRE = regexp.MustCompile(`\b((?:node|rdma|gpu|pcie)_[A-Za-z0-9_]+)\b(\s*\{[^}]*\})?`)
+
+// GuestProblems returns what is wrong with the guest metrics of expr: a
+// name GuestMetrics does not list, or a selector without its job and the
+// $vm variable.
+func GuestProblems(expr string) []string {
+	var out []string
+	for _, m := range guestSelectorRE.FindAllStringSubmatch(stripStrings(expr), -1) {
+		if _, ok := GuestMetrics[m[1]]; !ok {
+			out = append(out, "unknown guest metric "+m[1])
+		}
+	}
+	for _, m := range guestSelectorRE.FindAllStringSubmatch(expr, -1) {
+		job, ok := GuestMetrics[m[1]]
+		if ok && (!strings.Contains(m[2], `job="`+job+`"`) || !strings.Contains(m[2], `instance=~"$vm"`)) {
+			out = append(out, fmt.Sprintf("%s without job=%q and instance=~\"$vm\"", m[0], job))
+		}
+	}
+	return out
+}
 
 // UnfilteredSelectors returns the selectors of expr for metrics with
 // labels that lack one of the matchers: each such metric must be selected

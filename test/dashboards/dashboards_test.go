@@ -96,7 +96,7 @@ func TestDashboardShape(t *testing.T) {
 	}
 
 	// Rows, in order.
-	want := []string{"Cluster overview", "Network traffic", "RDMA detail", "Server health", "LIF counters", "WQEs by opcode"}
+	want := []string{"Cluster overview", "Network traffic", "RDMA detail", "Server health", "LIF counters", "WQEs by opcode", "VM metrics"}
 	if !slices.Equal(d.Rows, want) {
 		t.Errorf("rows %q, want %q", d.Rows, want)
 	}
@@ -133,7 +133,7 @@ func TestDashboardShape(t *testing.T) {
 	if ds := vars["datasource"]; ds == nil || ds["type"] != "datasource" || ds["query"] != "prometheus" {
 		t.Errorf("variable datasource: %v, want type datasource, query prometheus", ds)
 	}
-	for _, name := range []string{"ernic_id", "role"} {
+	for _, name := range []string{"host", "ernic_id", "role", "vm", "disk_device"} {
 		v := vars[name]
 		if v == nil {
 			t.Errorf("variable %s missing", name)
@@ -167,22 +167,36 @@ func TestDashboardShape(t *testing.T) {
 		len(d.Rows), len(d.Panels), len(d.Queries), sources)
 }
 
-// checkLayout: panels stay within the 24 columns and do not overlap.
+// checkLayout: panels stay within the 24 columns and do not overlap: the
+// rows and the panels of expanded rows together, as Grafana lays them out,
+// and the panels of each collapsed row among themselves.
 func checkLayout(t *testing.T, d *Dashboard) {
 	type box struct {
 		title      string
 		x, y, w, h float64
 	}
-	byRow := map[string][]box{}
-	for _, p := range d.Panels {
-		g, _ := p.JSON["gridPos"].(map[string]any)
-		b := box{p.Title, num(g["x"]), num(g["y"]), num(g["w"]), num(g["h"])}
+	boxOf := func(p map[string]any) box {
+		g, _ := p["gridPos"].(map[string]any)
+		title, _ := p["title"].(string)
+		b := box{title, num(g["x"]), num(g["y"]), num(g["w"]), num(g["h"])}
 		if b.w <= 0 || b.h <= 0 || b.x < 0 || b.x+b.w > 24 {
-			t.Errorf("panel %q: gridPos %v outside the 24 columns", p.Title, g)
+			t.Errorf("panel %q: gridPos %v outside the 24 columns", title, g)
 		}
-		byRow[p.Row] = append(byRow[p.Row], b)
+		return b
 	}
-	for _, boxes := range byRow {
+	groups := map[string][]box{}
+	panels, _ := d.JSON["panels"].([]any)
+	for _, x := range panels {
+		p, _ := x.(map[string]any)
+		groups[""] = append(groups[""], boxOf(p))
+		inner, _ := p["panels"].([]any)
+		for _, y := range inner {
+			q, _ := y.(map[string]any)
+			title, _ := p["title"].(string)
+			groups[title] = append(groups[title], boxOf(q))
+		}
+	}
+	for _, boxes := range groups {
 		for i, a := range boxes {
 			for _, b := range boxes[i+1:] {
 				if a.x < b.x+b.w && b.x < a.x+a.w && a.y < b.y+b.h && b.y < a.y+a.h {
@@ -196,15 +210,36 @@ func checkLayout(t *testing.T, d *Dashboard) {
 func num(x any) float64 { f, _ := x.(float64); return f }
 
 // TestDashboardQueries: every query names only metrics the receiver
-// defines, applies both variables to every labelled metric (so that All,
-// the default, never hides data and a choice filters every panel), and uses
-// only variables Grafana knows.
+// defines, applies the host variable to every ernic selector and the
+// ernic_id and role variables to every labelled one (so that All, the
+// default, never hides data and a choice filters every panel), and uses
+// only variables Grafana knows. The VM metrics row reads the guests'
+// exporters instead: only the names of GuestMetrics, each with its job
+// and the $vm variable.
 func TestDashboardQueries(t *testing.T) {
 	d, _, names := loadAll(t)
 	used := map[string]bool{}
+	guest := 0
 	for _, q := range d.Queries {
 		if q.Expr == "" {
 			t.Errorf("%s: empty expression", q.Where)
+			continue
+		}
+		if _, err := Substitute(q.Expr, Vars{RateInterval: "20s", Interval: "10s", Range: "1h"}); err != nil {
+			t.Errorf("%s: %v", q.Where, err)
+		}
+		if strings.Contains(q.Where, `(row "VM metrics")`) || q.Panel == "vm" || q.Panel == "disk_device" {
+			guest++
+			if refs := names.MetricRefs(q.Expr); len(refs) > 0 {
+				t.Errorf("%s: ernic metrics in the VM row: %v", q.Where, refs)
+			}
+			problems := GuestProblems(q.Expr)
+			if q.Kind == Variable {
+				problems = slices.DeleteFunc(problems, func(p string) bool { return !strings.HasPrefix(p, "unknown") })
+			}
+			if len(problems) > 0 || !strings.ContainsAny(q.Expr, "{") {
+				t.Errorf("%s: %v\n%s", q.Where, problems, q.Expr)
+			}
 			continue
 		}
 		if u := names.Unknown(q.Expr); len(u) > 0 {
@@ -217,11 +252,11 @@ func TestDashboardQueries(t *testing.T) {
 		for _, m := range refs {
 			used[m] = true
 		}
-		if _, err := Substitute(q.Expr, Vars{RateInterval: "20s", Interval: "10s", Range: "1h"}); err != nil {
-			t.Errorf("%s: %v", q.Where, err)
+		if bad := names.UnhostedSelectors(q.Expr); len(bad) > 0 && q.Panel != "host" {
+			t.Errorf("%s: selectors without %s: %v", q.Where, HostMatcher, bad)
 		}
 		if q.Kind == Variable {
-			if !names.Labels[q.Label] {
+			if !names.Labels[q.Label] && q.Label != "instance" {
 				t.Errorf("%s: label_values of %q, not a label of the receiver", q.Where, q.Label)
 			}
 			continue
@@ -229,6 +264,9 @@ func TestDashboardQueries(t *testing.T) {
 		if bad := names.UnfilteredSelectors(q.Expr, `ernic_id=~"$ernic_id"`, `role=~"$role"`); len(bad) > 0 {
 			t.Errorf("%s: selectors without ernic_id=~\"$ernic_id\" and role=~\"$role\": %v", q.Where, bad)
 		}
+	}
+	if guest < 14 {
+		t.Errorf("%d queries of the VM row and its variables, want at least 14", guest)
 	}
 	var unused []string
 	for m := range names.Metrics {

@@ -17,6 +17,19 @@ type ResourceToTelemetrySettings struct {
 	_ struct{}
 }
 
+// Identifying reports whether a resource attribute is one of those that
+// name a Prometheus target, service.name, service.namespace and
+// service.instance.id: they become the job and instance labels (the
+// remote-write exporter, Prometheus' own OTLP receiver) and are not
+// promoted as labels of their own, as Prometheus' OTLP translation does.
+func Identifying(key string) bool {
+	switch key {
+	case "service.name", "service.namespace", "service.instance.id":
+		return true
+	}
+	return false
+}
+
 // Label is one label of a series: a translated name and the attribute's
 // value as text (pcommon.Value.AsString).
 type Label struct {
@@ -24,7 +37,7 @@ type Label struct {
 }
 
 // PointLabels resolves the labels of the points of one resource: the
-// resource's attributes when promoted, then each point's own, except one
+// resource's attributes when promoted (but the Identifying ones), then each point's own, except one
 // whose key the resource has (the resource's value wins, as contrib's
 // resource_to_telemetry_conversion copies resource attributes over point
 // attributes). An attribute whose key cannot be a label name is left out.
@@ -52,7 +65,9 @@ func (n *Namer) NewPointLabels(res pcommon.Map, promote, skipEmpty bool) *PointL
 	p := &PointLabels{n: n, names: map[string]string{}, res: res, promote: promote, skipEmpty: skipEmpty}
 	if promote {
 		res.Range(func(k string, v pcommon.Value) bool {
-			p.resLabels = p.add(p.resLabels, k, v)
+			if !Identifying(k) {
+				p.resLabels = p.add(p.resLabels, k, v)
+			}
 			return true
 		})
 	}
