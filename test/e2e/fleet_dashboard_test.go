@@ -1,0 +1,107 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rocm-ernic/otelcol-ernic/test/dashboards"
+)
+
+// checkFleetDashboard runs every query of the dashboard but the VM row's
+// (the guests' exporters are not part of the fleet) against backend b,
+// with the host variable set to one host and to All: filtered, a query's
+// series carry that host's instance label only; with All, a query whose
+// series carry instance labels has those of every host. The note's
+// per-host results are logged.
+func checkFleetDashboard(ctx context.Context, t *testing.T, board *dashboards.Dashboard, b fleetBackend, hosts []*fleetHost) {
+	t.Helper()
+	all := map[string]bool{}
+	for _, h := range hosts {
+		all[b.instance(h)] = true
+	}
+	one := b.instance(hosts[0])
+	vars := dashboards.Vars{RateInterval: "6s", Interval: "2s", Range: "1m"}
+	results := map[string]int{}
+	for _, q := range board.Queries {
+		if strings.Contains(q.Where, `(row "VM metrics")`) || q.Panel == "vm" || q.Panel == "disk_device" {
+			continue
+		}
+		run := func(host string) map[string]bool {
+			v := vars
+			v.Host = host
+			expr, err := dashboards.Substitute(q.Expr, v)
+			if err != nil {
+				t.Fatalf("%s: %v", q.Where, err)
+			}
+			res, err := b.p.vector(ctx, expr, time.Now())
+			if err != nil {
+				t.Errorf("%s, %s: %v\n%s", b.name, q.Where, err, expr)
+				return nil
+			}
+			seen := map[string]bool{}
+			for _, s := range res {
+				if in, ok := s.Metric["instance"]; ok {
+					seen[string(in)] = true
+				}
+			}
+			if host != "" {
+				results[q.Where] = len(res)
+			}
+			return seen
+		}
+		filtered := run(regexp.QuoteMeta(one))
+		if extra := slices.DeleteFunc(slices.Collect(maps.Keys(filtered)), func(s string) bool { return s == one }); len(extra) > 0 {
+			t.Errorf("%s, %s with host %s: series of %v too", b.name, q.Where, one, extra)
+		}
+		if everyone := run(""); len(everyone) > 0 && !maps.Equal(everyone, all) {
+			t.Errorf("%s, %s with All: series of %v, want every host %v", b.name, q.Where, slices.Sorted(maps.Keys(everyone)), slices.Sorted(maps.Keys(all)))
+		}
+	}
+	var lines []string
+	for _, where := range slices.Sorted(maps.Keys(results)) {
+		lines = append(lines, fmt.Sprintf("%s: %d", where, results[where]))
+	}
+	t.Logf("%s, host %s, series per dashboard query:\n  %s", b.name, one, strings.Join(lines, "\n  "))
+}
+
+// reload makes the Prometheus read its rule files again (SIGHUP) and waits
+// until n alerting rules are loaded and evaluated.
+func (p *promServer) reload(ctx context.Context, t *testing.T, n int) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 15*time.Second, "the rules loaded and evaluated", func() []string {
+		var data struct {
+			Groups []struct {
+				Rules []struct {
+					Name, Health string
+				} `json:"rules"`
+			} `json:"groups"`
+		}
+		if err := p.getAPI(ctx, "/api/v1/rules", &data); err != nil {
+			return []string{err.Error()}
+		}
+		ok := 0
+		for _, g := range data.Groups {
+			for _, r := range g.Rules {
+				if r.Health == "ok" {
+					ok++
+				}
+			}
+		}
+		if ok < n {
+			return []string{fmt.Sprintf("%d of %d rules evaluated", ok, n)}
+		}
+		return nil
+	})
+}
