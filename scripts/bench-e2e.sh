@@ -27,6 +27,7 @@
 # Environment: OTELCOL, SIM (binaries; set by the Makefile), SIZES (default
 # "16x64 64x256 16x1024 64x1024"), PIPELINES (default "pull prw otlp"),
 # DURATION (default 120), WARMUP (default 30), SIM_WRITES (default 6),
+# MEMORY_LIMIT_MIB (the memory limiter of every config; default 4096),
 # BENCH_PORT (default 19840; it and the next four ports must be free on
 # 127.0.0.1), PPROF (a port: the collector gets contrib's pprof extension
 # there, and a 30 s CPU profile and a heap profile of each run are saved to
@@ -108,7 +109,7 @@ run() {
 		printf 'receivers:\n  ernic:\n    collection_interval: 5s\n    max_qps_per_instance: 0\n'
 		telemetry "$tport"
 	} >"$dir/common.yaml"
-	local configs=(--config "$dir/common.yaml") env=(ERNIC_RUN_DIR="$dir/run" ERNIC_MEMORY_LIMIT_MIB=4096 ERNIC_STATE_DIR="$dir/state")
+	local configs=(--config "$dir/common.yaml") env=(ERNIC_RUN_DIR="$dir/run" ERNIC_MEMORY_LIMIT_MIB="${MEMORY_LIMIT_MIB:-4096}" ERNIC_STATE_DIR="$dir/state")
 	case $pipe in
 	pull)
 		printf 'exporters:\n  prometheus_text:\n    endpoint: 127.0.0.1:%d\nextensions:\n  health_check:\n    endpoint: 127.0.0.1:%d\n' "$port" $((port + 1)) >"$dir/pipe.yaml"
