@@ -11,12 +11,6 @@ BUILDER := bin/builder
 
 OTELCOL := build/otelcol-ernic/otelcol-ernic
 
-# The Go toolchain the distribution is built with: contrib's
-# resourcedetection processor v0.165.1 needs Go 1.26.9 or later, newer than
-# the machine's 1.26.8; the go command fetches this one from the Go module
-# proxy once (76 MB, about 10 s). The repository's own module, its tests
-# and tools build with the machine's Go.
-DIST_GOTOOLCHAIN ?= go1.27.3
 SIM := bin/ernic-sim
 
 # What the collector binary is built from: the ocb manifest, the root module's
@@ -52,7 +46,7 @@ otelcol: $(OTELCOL)
 
 $(OTELCOL): $(OTELCOL_INPUTS) | $(BUILDER)
 	mkdir -p build
-	GOTOOLCHAIN=$(DIST_GOTOOLCHAIN) $(BUILDER) --config builder-config.yaml
+	$(BUILDER) --config builder-config.yaml
 	touch $@
 
 # sim: build the run-directory simulator bin/ernic-sim.
@@ -199,7 +193,7 @@ $(OTELCOL_PPROF): $(OTELCOL_INPUTS) | $(BUILDER)
 		-e 's|build/otelcol-ernic$$|build/otelcol-ernic-pprof|' \
 		-e 's|^extensions:$$|extensions:\n  - gomod: github.com/open-telemetry/opentelemetry-collector-contrib/extension/pprofextension v0.165.1|' \
 		builder-config.yaml >build/builder-config-pprof.yaml
-	GOTOOLCHAIN=$(DIST_GOTOOLCHAIN) $(BUILDER) --config build/builder-config-pprof.yaml
+	$(BUILDER) --config build/builder-config-pprof.yaml
 	touch $@
 
 # bench-outage: RSS and state directory of config/prometheus-remote-write.yaml

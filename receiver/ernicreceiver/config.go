@@ -55,6 +55,11 @@ type Config struct {
 	// MaxFileBytes is the largest run-directory file read, in bytes; a
 	// larger file is reported and skipped.
 	MaxFileBytes int64 `mapstructure:"max_file_bytes"`
+	// HostName is the value of the host.name resource attribute, when that
+	// attribute is enabled (resource_attributes: host.name: enabled: true,
+	// as the push configs have it). Empty: the kernel's host name, read
+	// when the receiver starts (os.Hostname).
+	HostName string `mapstructure:"host_name"`
 	// MaxLabelLength is the longest attribute value, in bytes, taken from
 	// the run directory; longer values are cut (at a UTF-8 boundary) and
 	// counted in ernic.labels.truncated.

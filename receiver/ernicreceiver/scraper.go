@@ -57,6 +57,9 @@ type ernicScraper struct {
 	qpOn            []bool
 	lifOn, opcodeOn bool
 	scopeVersion    string
+	// hostName is the host.name resource attribute of every resource
+	// (when enabled): host_name, or the kernel's host name at start.
+	hostName string
 }
 
 func newScraper(cfg *Config, set receiver.Settings) *ernicScraper {
@@ -93,6 +96,14 @@ func (s *ernicScraper) start(context.Context, component.Host) error {
 		return fmt.Errorf("ernic receiver: proc_dir %q: %w (set proc_dir to the host's proc filesystem)", s.cfg.ProcDir, err)
 	}
 	s.procs = t
+	s.hostName = s.cfg.HostName
+	if s.hostName == "" && s.cfg.ResourceAttributes.HostName.Enabled {
+		h, err := os.Hostname()
+		if err != nil || h == "" {
+			return fmt.Errorf("ernic receiver: the host name for host.name: %v (set host_name)", err)
+		}
+		s.hostName = h
+	}
 	return nil
 }
 
@@ -213,8 +224,8 @@ func (s *ernicScraper) readManifest(errs *scrapeErrors) (*rundir.Manifest, bool)
 }
 
 // recordInstances publishes one batch per manifest instance, its resource
-// (ernic.id, role), and returns the cluster gauges in a resource without
-// attributes.
+// (ernic.id, role, host.name when enabled), and returns the cluster gauges
+// in a resource with host.name only.
 func (s *ernicScraper) recordInstances(publish func(pmetric.Metrics), m *rundir.Manifest, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) pmetric.ResourceMetricsSlice {
 	// Forget instances that left the manifest.
 	for id := range s.instances {
@@ -230,11 +241,14 @@ func (s *ernicScraper) recordInstances(publish func(pmetric.Metrics), m *rundir.
 		}
 		s.recordInstance(publish, inst, now, ts, errs)
 	}
-	// The cluster gauges have no start time.
+	// The cluster gauges have no start time; their resource is the host
+	// only.
 	s.mb.Reset(metadata.WithStartTime(0))
 	s.mb.RecordErnicInstancesDataPoint(ts, int64(len(m.Instances)))
 	s.mb.RecordErnicVmsDataPoint(ts, int64(vms))
-	return s.mb.Emit().ResourceMetrics()
+	rb := s.mb.NewResourceBuilder()
+	rb.SetHostName(s.hostName)
+	return s.mb.Emit(metadata.WithResource(rb.Emit())).ResourceMetrics()
 }
 
 // emitInstance publishes the instance's resource (ernic.id, role) with the
@@ -243,6 +257,7 @@ func (s *ernicScraper) emitInstance(publish func(pmetric.Metrics), id, role stri
 	rb := s.mb.NewResourceBuilder()
 	rb.SetErnicID(id)
 	rb.SetRole(role)
+	rb.SetHostName(s.hostName)
 	res := rb.Emit()
 	md := s.mb.Emit(metadata.WithResource(res))
 	rms := md.ResourceMetrics()

@@ -915,3 +915,35 @@ func TestReaggregationAcrossPieces(t *testing.T) {
 	// The default configuration records the bulk metrics past the builder.
 	assert.NotNil(t, newTestScraper(t, f.config(), &now).bulk)
 }
+
+// With host.name on (as the push configs have it), every resource carries
+// the host: the instances' and the cluster gauges'; host_name overrides
+// the kernel's host name.
+func TestHostNameOnEveryResource(t *testing.T) {
+	kernel, err := os.Hostname()
+	require.NoError(t, err)
+	for _, tc := range []struct{ setting, want string }{{"", kernel}, {"gpu-17", "gpu-17"}} {
+		f := newFixture(t, "basic")
+		now := scrapeNow
+		s := newTestScraper(t, f.config(func(c *Config) {
+			c.ResourceAttributes.HostName.Enabled = true
+			c.HostName = tc.setting
+		}), &now)
+		md := scrapeOK(t, s)
+		rms := md.ResourceMetrics()
+		require.Equal(t, 4, rms.Len(), "three instances and the cluster gauges")
+		for i := range rms.Len() {
+			v, ok := rms.At(i).Resource().Attributes().Get("host.name")
+			require.True(t, ok, "resource %v", rms.At(i).Resource().Attributes().AsRaw())
+			assert.Equal(t, tc.want, v.Str())
+		}
+	}
+	// Off by default: the legacy labels.
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	md := scrapeOK(t, newTestScraper(t, f.config(), &now))
+	for i := range md.ResourceMetrics().Len() {
+		_, ok := md.ResourceMetrics().At(i).Resource().Attributes().Get("host.name")
+		assert.False(t, ok)
+	}
+}

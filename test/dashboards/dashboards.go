@@ -604,6 +604,12 @@ func (n *Names) UnhostedSelectors(expr string) []string {
 	return out
 }
 
+// GuestQuery reports whether q reads the guests' exporters: a query of the
+// VM metrics row or of its variables (vm, disk_device).
+func GuestQuery(q Query) bool {
+	return strings.Contains(q.Where, `(row "VM metrics")`) || q.Panel == "vm" || q.Panel == "disk_device"
+}
+
 // GuestMetrics are the metrics of the guests' own exporters that the VM
 // metrics row reads, with the scrape job each comes from (README, VM
 // metrics): node_exporter 1.5 (Debian bookworm's prometheus-node-exporter),

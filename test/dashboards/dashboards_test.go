@@ -228,7 +228,7 @@ func TestDashboardQueries(t *testing.T) {
 		if _, err := Substitute(q.Expr, Vars{RateInterval: "20s", Interval: "10s", Range: "1h"}); err != nil {
 			t.Errorf("%s: %v", q.Where, err)
 		}
-		if strings.Contains(q.Where, `(row "VM metrics")`) || q.Panel == "vm" || q.Panel == "disk_device" {
+		if GuestQuery(q) {
 			guest++
 			if refs := names.MetricRefs(q.Expr); len(refs) > 0 {
 				t.Errorf("%s: ernic metrics in the VM row: %v", q.Where, refs)

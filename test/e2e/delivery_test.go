@@ -65,11 +65,16 @@ func (r *rwSetup) waitFresh(ctx context.Context, timeout time.Duration, sel, wha
 }
 
 // writeForeignSample writes one sample of name at `at` to Prometheus, as a
-// second host writing the same series would.
+// second writer of the same series would: with this host's job and
+// instance (README, Many hosts), the labels the collector's series have.
 func writeForeignSample(t *testing.T, url, name string, at time.Time) {
 	t.Helper()
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
 	wr := prompb.WriteRequest{Timeseries: []prompb.TimeSeries{{
-		Labels:  []prompb.Label{{Name: "__name__", Value: name}},
+		Labels:  []prompb.Label{{Name: "__name__", Value: name}, {Name: "instance", Value: host}, {Name: "job", Value: "ernic"}},
 		Samples: []prompb.Sample{{Value: 99, Timestamp: at.UnixMilli()}},
 	}}}
 	raw, err := wr.Marshal()

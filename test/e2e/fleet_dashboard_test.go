@@ -32,7 +32,7 @@ func checkFleetDashboard(ctx context.Context, t *testing.T, board *dashboards.Da
 	vars := dashboards.Vars{RateInterval: "6s", Interval: "2s", Range: "1m"}
 	results := map[string]int{}
 	for _, q := range board.Queries {
-		if strings.Contains(q.Where, `(row "VM metrics")`) || q.Panel == "vm" || q.Panel == "disk_device" {
+		if dashboards.GuestQuery(q) {
 			continue
 		}
 		run := func(host string) map[string]bool {

@@ -264,6 +264,10 @@ exporters:
 		}
 	}
 
+	hostName, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
 	starts := map[string]pcommon.Timestamp{}
 	for _, inst := range s.Instances() {
 		starts[strconv.Itoa(inst.ID)] = pcommon.NewTimestampFromTime(processStart(inst.PID))
@@ -276,15 +280,23 @@ exporters:
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
+		// The instances' resources: metadata.yaml's attributes (host.name
+		// turned on by the config) and the job and instance of
+		// resource/host; the cluster gauges': the host only.
+		host := []string{"host.name", "service.instance.id", "service.name"}
 		switch name {
 		case "ernic.instances", "ernic.vms":
-			if len(keys) != 0 {
-				t.Errorf("%s: resource attributes %v, want none (the cluster's resource)", name, keys)
+			if !slices.Equal(keys, host) {
+				t.Errorf("%s: resource attributes %v, want %v (the cluster's resource: the host)", name, keys, host)
 			}
 		default:
-			if !slices.Equal(keys, resKeys) {
-				t.Errorf("%s: resource attributes %v, metadata.yaml says %v", name, keys, resKeys)
+			want := slices.Sorted(slices.Values(append(slices.Clone(resKeys), host[1:]...)))
+			if !slices.Equal(keys, want) {
+				t.Errorf("%s: resource attributes %v, want metadata.yaml's and resource/host's %v", name, keys, want)
 			}
+		}
+		if v, ok := a.res.Get("service.instance.id"); !ok || v.Str() != hostName {
+			t.Errorf("%s: service.instance.id %v, want the host name %q", name, v.AsString(), hostName)
 		}
 		def, ok := defs[name]
 		if !ok {

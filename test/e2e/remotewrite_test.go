@@ -196,11 +196,13 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func() [
 
 // checkRemoteWritten compares every ernic_* series in Prometheus with the
 // metric contract: each family present, each series with exactly the
-// family's labels (no job, instance, otel_scope_* or any other), every
+// family's labels plus the host's job="ernic" and instance="<host name>"
+// (README, Many hosts; no otel_scope_* or any other), every
 // instance of the simulator present where it must be. A label with an
 // empty value is not stored by Prometheus (an empty label is an absent
 // one): that is only allowed for vm_name of an instance without a VM.
 func checkRemoteWritten(v model.Vector, workers, all []string) []string {
+	hostName, _ := os.Hostname()
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	byName := map[string][]*model.Sample{}
@@ -224,7 +226,10 @@ func checkRemoteWritten(v model.Vector, workers, all []string) []string {
 					names = append(names, string(l))
 				}
 			}
-			want := slices.Clone(f.labels)
+			want := append(slices.Clone(f.labels), "instance", "job")
+			if s.Metric["job"] != "ernic" || string(s.Metric["instance"]) != hostName {
+				bad("%s: job %q, instance %q, want ernic and the host name %q", s.Metric, s.Metric["job"], s.Metric["instance"], hostName)
+			}
 			if f.name == "ernic_vm_attached" && s.Value == 0 && s.Metric["vm_name"] == "" {
 				want = slices.DeleteFunc(want, func(l string) bool { return l == "vm_name" })
 			}

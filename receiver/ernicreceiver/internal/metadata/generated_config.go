@@ -1301,14 +1301,18 @@ func (rac *ResourceAttributeConfig) Unmarshal(parser *confmap.Conf) error {
 
 // ResourceAttributesConfig provides config for ernic resource attributes.
 type ResourceAttributesConfig struct {
-	ErnicID ResourceAttributeConfig `mapstructure:"ernic.id"`
-	Role    ResourceAttributeConfig `mapstructure:"role"`
+	ErnicID  ResourceAttributeConfig `mapstructure:"ernic.id"`
+	HostName ResourceAttributeConfig `mapstructure:"host.name"`
+	Role     ResourceAttributeConfig `mapstructure:"role"`
 }
 
 func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 	return ResourceAttributesConfig{
 		ErnicID: ResourceAttributeConfig{
 			Enabled: true,
+		},
+		HostName: ResourceAttributeConfig{
+			Enabled: false,
 		},
 		Role: ResourceAttributeConfig{
 			Enabled: true,

@@ -162,8 +162,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					ErnicID: ResourceAttributeConfig{Enabled: true},
-					Role:    ResourceAttributeConfig{Enabled: true},
+					ErnicID:  ResourceAttributeConfig{Enabled: true},
+					HostName: ResourceAttributeConfig{Enabled: true},
+					Role:     ResourceAttributeConfig{Enabled: true},
 				},
 			},
 		},
@@ -307,8 +308,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					},
 				},
 				ResourceAttributes: ResourceAttributesConfig{
-					ErnicID: ResourceAttributeConfig{Enabled: false},
-					Role:    ResourceAttributeConfig{Enabled: false},
+					ErnicID:  ResourceAttributeConfig{Enabled: false},
+					HostName: ResourceAttributeConfig{Enabled: false},
+					Role:     ResourceAttributeConfig{Enabled: false},
 				},
 			},
 		},
@@ -500,15 +502,17 @@ func TestResourceAttributesConfig(t *testing.T) {
 		{
 			name: "all_set",
 			want: ResourceAttributesConfig{
-				ErnicID: ResourceAttributeConfig{Enabled: true},
-				Role:    ResourceAttributeConfig{Enabled: true},
+				ErnicID:  ResourceAttributeConfig{Enabled: true},
+				HostName: ResourceAttributeConfig{Enabled: true},
+				Role:     ResourceAttributeConfig{Enabled: true},
 			},
 		},
 		{
 			name: "none_set",
 			want: ResourceAttributesConfig{
-				ErnicID: ResourceAttributeConfig{Enabled: false},
-				Role:    ResourceAttributeConfig{Enabled: false},
+				ErnicID:  ResourceAttributeConfig{Enabled: false},
+				HostName: ResourceAttributeConfig{Enabled: false},
+				Role:     ResourceAttributeConfig{Enabled: false},
 			},
 		},
 	}

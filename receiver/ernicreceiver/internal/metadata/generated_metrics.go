@@ -2661,6 +2661,12 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	if mbc.ResourceAttributes.ErnicID.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["ernic.id"] = filter.CreateFilter(mbc.ResourceAttributes.ErnicID.MetricsExclude)
 	}
+	if mbc.ResourceAttributes.HostName.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["host.name"] = filter.CreateFilter(mbc.ResourceAttributes.HostName.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.HostName.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["host.name"] = filter.CreateFilter(mbc.ResourceAttributes.HostName.MetricsExclude)
+	}
 	if mbc.ResourceAttributes.Role.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["role"] = filter.CreateFilter(mbc.ResourceAttributes.Role.MetricsInclude)
 	}

@@ -238,6 +238,7 @@ func TestMetricsBuilder(t *testing.T) {
 
 			rb := mb.NewResourceBuilder()
 			rb.SetErnicID("ernic.id-val")
+			rb.SetHostName("host.name-val")
 			rb.SetRole("role-val")
 			res := rb.Emit()
 			metrics := mb.Emit(WithResource(res))

@@ -28,6 +28,13 @@ func (rb *ResourceBuilder) SetErnicID(val string) {
 	}
 }
 
+// SetHostName sets provided value as "host.name" attribute.
+func (rb *ResourceBuilder) SetHostName(val string) {
+	if rb.config.HostName.Enabled {
+		rb.res.Attributes().PutStr("host.name", val)
+	}
+}
+
 // SetRole sets provided value as "role" attribute.
 func (rb *ResourceBuilder) SetRole(val string) {
 	if rb.config.Role.Enabled {

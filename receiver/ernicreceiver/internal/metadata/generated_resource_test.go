@@ -14,6 +14,7 @@ func TestResourceBuilder(t *testing.T) {
 			cfg := loadResourceAttributesConfig(t, tt)
 			rb := NewResourceBuilder(cfg)
 			rb.SetErnicID("ernic.id-val")
+			rb.SetHostName("host.name-val")
 			rb.SetRole("role-val")
 
 			res := rb.Emit()
@@ -23,7 +24,7 @@ func TestResourceBuilder(t *testing.T) {
 			case "default":
 				assert.Equal(t, 2, res.Attributes().Len())
 			case "all_set":
-				assert.Equal(t, 2, res.Attributes().Len())
+				assert.Equal(t, 3, res.Attributes().Len())
 			case "none_set":
 				assert.Equal(t, 0, res.Attributes().Len())
 				return
@@ -34,6 +35,11 @@ func TestResourceBuilder(t *testing.T) {
 			assert.True(t, ok)
 			if ok {
 				assert.Equal(t, "ernic.id-val", ernicIDAttrVal.Str())
+			}
+			hostNameAttrVal, ok := res.Attributes().Get("host.name")
+			assert.Equal(t, tt == "all_set", ok)
+			if ok {
+				assert.Equal(t, "host.name-val", hostNameAttrVal.Str())
 			}
 			roleAttrVal, ok := res.Attributes().Get("role")
 			assert.True(t, ok)
