@@ -112,7 +112,7 @@ prometheus3: $(PROMETHEUS3)
 
 $(PROMETHEUS3):
 	mkdir -p build/prometheus3
-	GOBIN=$(CURDIR)/build/prometheus3 GOTOOLCHAIN=$(DIST_GOTOOLCHAIN) $(GO) install github.com/prometheus/prometheus/cmd/prometheus@$(PROMETHEUS3_VERSION)
+	GOBIN=$(CURDIR)/build/prometheus3 $(GO) install github.com/prometheus/prometheus/cmd/prometheus@$(PROMETHEUS3_VERSION)
 	mkdir -p bin && mv build/prometheus3/prometheus $@
 
 # soak: the collector with config/prometheus-remote-write.yaml against the
