@@ -58,7 +58,12 @@ func checkFleetDashboard(ctx context.Context, t *testing.T, board *dashboards.Da
 			}
 			return seen
 		}
-		filtered := run(regexp.QuoteMeta(one))
+		if q.Panel == "host" {
+			continue // the host variable lists every host
+		}
+		// Grafana writes a chosen value as a regular expression, its
+		// special characters escaped, inside a PromQL string.
+		filtered := run(strings.ReplaceAll(regexp.QuoteMeta(one), `\`, `\\`))
 		if extra := slices.DeleteFunc(slices.Collect(maps.Keys(filtered)), func(s string) bool { return s == one }); len(extra) > 0 {
 			t.Errorf("%s, %s with host %s: series of %v too", b.name, q.Where, one, extra)
 		}

@@ -172,7 +172,15 @@ func TestFleet(t *testing.T) {
 		}
 	}
 
+	// The dashboard's rates need a few samples of every host.
 	for _, b := range backends {
+		eventually(t, waitTimeout, b.name+": 4 samples of every host within 6s", func() []string {
+			v, err := b.p.vector(ctx, `count_over_time(ernic_instances[6s]) >= 4`, time.Now())
+			if err != nil || len(v) != len(hosts) {
+				return []string{fmt.Sprintf("%d hosts (%v)", len(v), err)}
+			}
+			return nil
+		})
 		checkFleetDashboard(ctx, t, board, b, hosts)
 	}
 
