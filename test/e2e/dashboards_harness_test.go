@@ -11,7 +11,6 @@ import (
 	"math"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -51,54 +50,9 @@ var harnessVars = dashboards.Vars{RateInterval: "6s", Interval: "2s"}
 // lookback given. It is started without rules; loadRules adds them.
 func rulesPrometheus(t *testing.T, ruleDir string, lookback string) *promServer {
 	t.Helper()
-	p := &promServer{t: t, bin: prometheusBinary(t), port: freePort(t), dir: t.TempDir(), log: &lockedBuffer{}}
-	p.conf = filepath.Join(t.TempDir(), "prometheus.yml")
 	conf := fmt.Sprintf("global:\n  scrape_interval: 15s\n  evaluation_interval: 1s\nrule_files:\n  - %s/*.yaml\nscrape_configs: []\n", ruleDir)
-	if err := os.WriteFile(p.conf, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// promServer.start with one more flag, --query.lookback-delta.
-	p.cmd = exec.Command(p.bin,
-		"--config.file="+p.conf,
-		"--storage.tsdb.path="+p.dir,
-		"--web.listen-address="+fmt.Sprintf("127.0.0.1:%d", p.port),
-		"--web.enable-remote-write-receiver",
-		"--storage.tsdb.retention.time=1d",
-		"--query.lookback-delta="+lookback,
-	)
-	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
-	p.exited = make(chan struct{})
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", p.bin, err)
-	}
-	cmd, exited := p.cmd, p.exited
-	go func() {
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	t.Cleanup(func() {
-		p.stop()
-		if t.Failed() {
-			t.Logf("prometheus log:\n%s", p.log.String())
-		}
-	})
-	eventually(t, 30*time.Second, "prometheus ready", func() []string {
-		select {
-		case <-exited:
-			t.Fatalf("prometheus exited before it was ready:\n%s", p.log.String())
-		default:
-		}
-		resp, err := http.Get(p.url("/-/ready"))
-		if err != nil {
-			return []string{err.Error()}
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return []string{resp.Status}
-		}
-		return nil
-	})
-	return p
+	return launchPrometheus(t, prometheusBinary(t), conf,
+		"--web.enable-remote-write-receiver", "--storage.tsdb.retention.time=1d", "--query.lookback-delta="+lookback)
 }
 
 // getAPI GETs an API path (the rules and alerts endpoints take no POST)
@@ -300,34 +254,7 @@ func TestDashboardsAndAlerts(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ruleDir, "alerts.yaml"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	nAlerts := len(rules.Alerts())
-	eventually(t, 15*time.Second, "the scaled rules loaded and evaluated", func() []string {
-		var data struct {
-			Groups []struct {
-				Rules []struct {
-					Name, Health string
-				} `json:"rules"`
-			} `json:"groups"`
-		}
-		if err := p.getAPI(ctx, "/api/v1/rules", &data); err != nil {
-			return []string{err.Error()}
-		}
-		var ok []string
-		for _, g := range data.Groups {
-			for _, r := range g.Rules {
-				if r.Health == "ok" {
-					ok = append(ok, r.Name)
-				}
-			}
-		}
-		if len(ok) != nAlerts {
-			return []string{fmt.Sprintf("%d of %d rules evaluated ok: %v", len(ok), nAlerts, ok)}
-		}
-		return nil
-	})
+	p.reload(ctx, t, len(rules.Alerts()))
 	watch := watchAlerts(ctx, p, 200*time.Millisecond)
 	time.Sleep(2 * time.Second)
 	if keys := watch.keys(); len(keys) > 0 {

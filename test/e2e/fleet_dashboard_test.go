@@ -96,16 +96,16 @@ func (p *promServer) reload(ctx context.Context, t *testing.T, n int) {
 		if err := p.getAPI(ctx, "/api/v1/rules", &data); err != nil {
 			return []string{err.Error()}
 		}
-		ok := 0
+		var ok []string
 		for _, g := range data.Groups {
 			for _, r := range g.Rules {
 				if r.Health == "ok" {
-					ok++
+					ok = append(ok, r.Name)
 				}
 			}
 		}
-		if ok < n {
-			return []string{fmt.Sprintf("%d of %d rules evaluated", ok, n)}
+		if len(ok) != n {
+			return []string{fmt.Sprintf("%d of %d rules evaluated ok: %v", len(ok), n, ok)}
 		}
 		return nil
 	})
