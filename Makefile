@@ -69,9 +69,12 @@ test: check-generate
 	$(MAKE) e2e-test
 	$(MAKE) soak SOAK_DURATION=$(TEST_SOAK_DURATION) SOAK_STRICT=1 SOAK_DIR= SOAK_TIMEOUT=15m
 
-# unit-test: the Go unit tests of the module (test/e2e is behind the e2e tag).
+# unit-test: the Go unit tests of the module (test/e2e is behind the e2e tag),
+# and the receiver's again for a 32-bit platform (GOARCH=386), where int is
+# 32 bits.
 unit-test:
 	$(GO) test ./...
+	GOARCH=386 $(GO) test ./receiver/...
 
 # fuzz: run each fuzz target of the run-directory parsers for FUZZTIME (go
 # test -fuzz takes one target per invocation). A failing input is written to

@@ -1,6 +1,7 @@
 package ernicreceiver // import "github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver"
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -304,7 +305,7 @@ func (s *ernicScraper) recordInstance(publish func(pmetric.Metrics), inst *rundi
 	s.mb.RecordErnicInstanceUpDataPoint(ts, up, inst.MAC)
 	s.recordVM(inst, id, now, ts, errs)
 	if st.stats != nil {
-		s.recordStats(st, id, now, ts)
+		s.recordStats(st, id, now, ts, errs)
 		truncated += st.statsTruncated
 	}
 	s.mb.RecordErnicLabelsTruncatedDataPoint(ts, int64(truncated))
@@ -419,7 +420,7 @@ var qpCounters = []struct {
 
 // recordStats records the device, LIF and per-QP metrics of the instance's
 // current snapshot; the builder's start time is already the instance's.
-func (s *ernicScraper) recordStats(st *instanceState, id string, now time.Time, ts pcommon.Timestamp) {
+func (s *ernicScraper) recordStats(st *instanceState, id string, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
 	stats := st.stats
 	// counter converts a file value to the int64 of a data point; a value
 	// above 2^63-1 is not published and is logged once per process. name
@@ -442,7 +443,15 @@ func (s *ernicScraper) recordStats(st *instanceState, id string, now time.Time, 
 	}
 	s.mb.RecordErnicConnectionUpDataPoint(ts, connected, state)
 	s.mb.RecordErnicQpCountDataPoint(ts, int64(len(stats.QPs)))
-	s.mb.RecordErnicStatsAgeDataPoint(ts, now.Sub(st.statsTime).Seconds())
+	// A file written in the future (a clock stepped back, or touched by
+	// hand) is 0 s old, reported: a negative age would keep
+	// ErnicStatsStuck from firing for as long.
+	age := now.Sub(st.statsTime).Seconds()
+	if age < 0 {
+		errs.add("stats-mtime-future:"+id, 1, fmt.Errorf("instance %s: stats file modified %s, %.0f s in the future; its age is published as 0", id, st.statsTime.Format(time.RFC3339), -age))
+		age = 0
+	}
+	s.mb.RecordErnicStatsAgeDataPoint(ts, age)
 	if stats.HasWriteCount {
 		if v, ok := counter(stats.WriteCount, func() string { return "Write count" }); ok {
 			s.mb.RecordErnicStatsWritesDataPoint(ts, v)
@@ -474,7 +483,7 @@ func (s *ernicScraper) recordStats(st *instanceState, id string, now time.Time, 
 	qps := publishedQPs(stats.QPs, s.cfg.MaxQPsPerInstance)
 	s.mb.RecordErnicQpUnpublishedDataPoint(ts, int64(len(stats.QPs)-len(qps)))
 	if s.bulk != nil {
-		s.recordBulk(st, qps, id, ts)
+		s.recordBulk(st, qps, id, ts, errs)
 		return
 	}
 	for _, c := range stats.LIF {
@@ -495,6 +504,9 @@ func (s *ernicScraper) recordStats(st *instanceState, id string, now time.Time, 
 			continue
 		}
 		for _, op := range q.Opcodes {
+			if s.otherClash(q, op.Name, id, handle, errs) {
+				continue
+			}
 			if v, ok := counter(op.Value, func() string { return "QP " + handle + " opcode " + op.Name }); ok {
 				s.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, v, handle, op.Name)
 			}
@@ -511,7 +523,7 @@ func (s *ernicScraper) recordStats(st *instanceState, id string, now time.Time, 
 // instance's snapshot through s.bulk, metric by metric: the same points,
 // in the same order within each metric, as the builder path of
 // recordStats.
-func (s *ernicScraper) recordBulk(st *instanceState, qps []*rundir.QP, id string, ts pcommon.Timestamp) {
+func (s *ernicScraper) recordBulk(st *instanceState, qps []*rundir.QP, id string, ts pcommon.Timestamp, errs *scrapeErrors) {
 	var dps pmetric.NumberDataPointSlice
 	// points returns the points of the metric called name, added to the
 	// scrape at its first point: a metric without points is not published.
@@ -557,6 +569,9 @@ func (s *ernicScraper) recordBulk(st *instanceState, qps []*rundir.QP, id string
 	name := metadata.MetricsInfo.ErnicQpWqesByOpcode.Name
 	for i, q := range qps {
 		for _, op := range q.Opcodes {
+			if s.otherClash(q, op.Name, id, handles[i], errs) {
+				continue
+			}
 			if op.Value > math.MaxInt64 {
 				s.logOverflow(st, id, "QP "+handles[i]+" opcode "+op.Name, op.Value)
 				continue
@@ -569,6 +584,19 @@ func (s *ernicScraper) recordBulk(st *instanceState, qps []*rundir.QP, id string
 			s.bulk.add(points(name, len(qps)*(len(q.Opcodes)+1)), st.start, ts, int64(st.holdOther(q.Handle, q.Other)), "qp", handles[i], 1).PutStr("opcode", "other")
 		}
 	}
+}
+
+// otherClash reports whether an opcode line of QP q is named "other"
+// while the block also has `(other opcodes)`, which the metric contract
+// publishes as opcode "other": the two would be one series, their values
+// summed or one hiding the other. The derived `(other opcodes)` keeps the
+// name; the opcode line is left out and reported.
+func (s *ernicScraper) otherClash(q *rundir.QP, name, id, handle string, errs *scrapeErrors) bool {
+	if name != "other" || !q.HasOther {
+		return false
+	}
+	errs.add("opcode-other:"+id, 1, fmt.Errorf("instance %s QP %s: an opcode line named %q and (other opcodes) would be one series (opcode=%q); the opcode line is not published", id, handle, name, name))
+	return true
 }
 
 // logOverflow logs, once per server process and counter, a counter value
@@ -669,7 +697,7 @@ func publishedQPs(qps []rundir.QP, limit int) []*rundir.QP {
 		out[i] = &qps[i]
 	}
 	if limit > 0 && len(out) > limit {
-		slices.SortFunc(out, func(a, b *rundir.QP) int { return int(int64(a.Handle) - int64(b.Handle)) })
+		slices.SortFunc(out, func(a, b *rundir.QP) int { return cmp.Compare(a.Handle, b.Handle) })
 		out = out[:limit]
 	}
 	return out

@@ -1,0 +1,91 @@
+package ernicreceiver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/rundir"
+)
+
+// A QP limit keeps the QPs of lowest handle, also for handles above 2^31
+// (the comparison once overflowed int on 32-bit builds: `make test` runs
+// this package for GOARCH=386 too).
+func TestPublishedQPsLowestHandles(t *testing.T) {
+	qps := []rundir.QP{{Handle: 3_000_000_000}, {Handle: 1}, {Handle: 2_147_483_649}, {Handle: 7}}
+	var got []uint32
+	for _, q := range publishedQPs(qps, 2) {
+		got = append(got, q.Handle)
+	}
+	assert.Equal(t, []uint32{1, 7}, got)
+	got = got[:0]
+	for _, q := range publishedQPs(qps, 3) {
+		got = append(got, q.Handle)
+	}
+	assert.Equal(t, []uint32{1, 7, 2_147_483_649}, got)
+}
+
+// A stats file modified in the future is published as 0 s old and
+// reported, not as a negative age that keeps ErnicStatsStuck quiet.
+func TestStatsAgeFutureMtime(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	f.touch(t, "2.stats", now.Add(time.Hour))
+	s := newTestScraper(t, f.config(), &now)
+	md, err := s.scrape(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "in the future")
+	found := false
+	forEachResourcePoint(md, func(res pcommon.Map, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		if id, _ := res.Get("ernic.id"); m.Name() == "ernic.stats.age" && id.Str() == "2" {
+			found = true
+			assert.Zero(t, dp.DoubleValue())
+		}
+	})
+	assert.True(t, found, "instance 2's stats age is published")
+}
+
+// An opcode line named "other" and the block's `(other opcodes)` would be
+// one series (opcode="other"): the derived value keeps the name, the line
+// is left out and reported; nothing is summed.
+func TestOpcodeNamedOther(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	raw, err := os.ReadFile(filepath.Join(f.runDir, "2.stats"))
+	require.NoError(t, err)
+	text := strings.Replace(string(raw), "      SEND                  : 512\n", "      SEND                  : 512\n      other                 : 40\n", 1)
+	require.NotEqual(t, string(raw), text)
+	f.write(t, "2.stats", text, now.Add(-500*time.Millisecond))
+	for _, bulk := range []bool{true, false} {
+		cfg := f.config(func(c *Config) { c.Metrics.ErnicQpWqesByOpcode.Enabled = true })
+		if !bulk {
+			// An attribute turned off sends the points through the builder.
+			cfg.Metrics.ErnicLifCounter.EnabledAttributes = nil
+		}
+		s := newTestScraper(t, cfg, &now)
+		require.Equal(t, bulk, s.bulk != nil)
+		md, err := s.scrape(context.Background())
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `opcode line named "other"`)
+		var others []int64
+		forEachResourcePoint(md, func(res pcommon.Map, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+			if id, _ := res.Get("ernic.id"); m.Name() != "ernic.qp.wqes.by_opcode" || id.Str() != "2" {
+				return
+			}
+			if op, _ := dp.Attributes().Get("opcode"); op.Str() == "other" {
+				if qp, _ := dp.Attributes().Get("qp"); qp.Str() == "9" {
+					others = append(others, dp.IntValue())
+				}
+			}
+		})
+		assert.Equal(t, []int64{3}, others, "QP 9: (other opcodes) only, not 40+3")
+	}
+}
