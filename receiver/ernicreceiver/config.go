@@ -61,8 +61,10 @@ type Config struct {
 	// when the receiver starts (os.Hostname).
 	HostName string `mapstructure:"host_name"`
 	// MaxLabelLength is the longest attribute value, in bytes, taken from
-	// the run directory; longer values are cut (at a UTF-8 boundary) and
-	// counted in ernic.labels.truncated.
+	// the run directory; longer values are cut (at a UTF-8 boundary) to
+	// end with "~" and 8 hex digits of the whole value's FNV-1a hash, so
+	// that distinct values stay distinct, and counted in
+	// ernic.labels.truncated.
 	MaxLabelLength int `mapstructure:"max_label_length"`
 
 	// prevent unkeyed literal initialization

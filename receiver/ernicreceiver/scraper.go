@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"math"
 	"os"
@@ -285,6 +286,9 @@ func (s *ernicScraper) recordInstance(publish func(pmetric.Metrics), inst *rundi
 		s.instances[inst.ID] = st
 	}
 
+	// The manifest may be the last good one, reused: its strings are cut
+	// on a copy, so that each scrape counts them again.
+	inst = cappedCopy(inst)
 	truncated := capInstanceLabels(inst, s.cfg.MaxLabelLength)
 	proc, err := s.procs.Lookup(inst.PID)
 	if err != nil {
@@ -613,6 +617,16 @@ func (s *ernicScraper) logOverflow(st *instanceState, id, name string, v uint64)
 		zap.String("ernic.id", id), zap.String("counter", name), zap.Uint64("value", v), zap.Int("pid", st.pid))
 }
 
+// cappedCopy returns a copy of inst whose strings capInstanceLabels may cut.
+func cappedCopy(inst *rundir.Instance) *rundir.Instance {
+	c := *inst
+	if inst.VM != nil {
+		vm := *inst.VM
+		c.VM = &vm
+	}
+	return &c
+}
+
 // capInstanceLabels cuts the manifest strings of inst that become attribute
 // values to max bytes; it returns how many it cut.
 func capInstanceLabels(inst *rundir.Instance, max int) int {
@@ -639,16 +653,23 @@ func capStatsLabels(s *rundir.Stats, max int) int {
 	return n
 }
 
-// capLabel cuts *v to at most max bytes, at a UTF-8 boundary; 1 when it cut.
+// capLabel cuts *v to at most max bytes; 1 when it cut. A cut value keeps
+// its first bytes (up to a UTF-8 boundary) and ends with "~" and 8 hex
+// digits of the FNV-1a hash of the whole value, so that two values that
+// share their first max bytes (two LIF counters, two opcodes) stay two
+// series instead of becoming one.
 func capLabel(v *string, max int) int {
 	if len(*v) <= max {
 		return 0
 	}
-	cut := max
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(*v))
+	suffix := fmt.Sprintf("~%08x", h.Sum32())
+	cut := max - len(suffix)
 	for cut > 0 && !utf8.RuneStart((*v)[cut]) {
 		cut--
 	}
-	*v = (*v)[:cut]
+	*v = (*v)[:cut] + suffix
 	return 1
 }
 

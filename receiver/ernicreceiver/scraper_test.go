@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -763,11 +764,23 @@ func TestScrapeSymlinkOutOfRunDir(t *testing.T) {
 	assert.Equal(t, int64(0), intVal(t, md, "ernic.commands", "ernic.id", "1"))
 }
 
+// cutLabel is a value as max_label_length max leaves it: its first bytes
+// (at a UTF-8 boundary) and "~" with 8 hex digits of its FNV-1a hash.
+func cutLabel(v string, max int, keep int) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(v))
+	out := fmt.Sprintf("%s~%08x", v[:keep], h.Sum32())
+	if len(out) > max {
+		panic("cutLabel: keep too long")
+	}
+	return out
+}
+
 // An attribute value from the run directory longer than max_label_length is
-// cut, at a UTF-8 boundary, and counted.
+// cut, at a UTF-8 boundary, with a hash of the whole value, and counted.
 func TestScrapeLabelCap(t *testing.T) {
 	f := newFixture(t, "basic")
-	long := strings.Repeat("r", 20) + "é" + strings.Repeat("x", 10)
+	long := strings.Repeat("r", 11) + "é" + strings.Repeat("x", 10)
 	f.write(t, "instances.json", `{"instances":[{"id":2,"role":"`+long+`","pid":4117,"mac":"m","vm":{"attached":true,"vm_name":"`+strings.Repeat("v", 40)+`"}}]}`, scrapeNow)
 	whole, err := os.ReadFile(filepath.Join(f.runDir, "2.stats"))
 	require.NoError(t, err)
@@ -775,13 +788,37 @@ func TestScrapeLabelCap(t *testing.T) {
 	now := scrapeNow
 	s := newTestScraper(t, f.config(func(c *Config) { c.MaxLabelLength = 21 }), &now)
 	md := scrapeOK(t, s)
-	role := strings.Repeat("r", 20) // the 2-byte é would pass 21 bytes
+	role := cutLabel(long, 21, 11) // the 2-byte é would pass 12 bytes
 	// role, vm_name, the long LIF name, and the fixture's own
 	// rx_rdma_future_counter (22 bytes).
 	assert.Equal(t, int64(4), intVal(t, md, "ernic.labels.truncated", "ernic.id", "2", "role", role))
-	assert.Equal(t, int64(7), intVal(t, md, "ernic.lif.counter", "counter", "rx_rdma_future_counte"))
-	assert.Equal(t, int64(1), intVal(t, md, "ernic.vm.attached", "ernic.id", "2", "vm.name", strings.Repeat("v", 21)))
-	assert.Equal(t, int64(498230), intVal(t, md, "ernic.lif.counter", "counter", strings.Repeat("c", 21)))
+	assert.Equal(t, int64(7), intVal(t, md, "ernic.lif.counter", "counter", cutLabel("rx_rdma_future_counter", 21, 12)))
+	assert.Equal(t, int64(1), intVal(t, md, "ernic.vm.attached", "ernic.id", "2", "vm.name", cutLabel(strings.Repeat("v", 40), 21, 12)))
+	assert.Equal(t, int64(498230), intVal(t, md, "ernic.lif.counter", "counter", cutLabel(strings.Repeat("c", 30), 21, 12)))
+
+	// The last good manifest, reused while the file is torn, counts its
+	// cut values again (they were once cut in place on it).
+	f.write(t, "instances.json", `{"instances":[`, scrapeNow.Add(time.Second))
+	now = now.Add(5 * time.Second)
+	md, err = s.scrape(context.Background())
+	require.Error(t, err)
+	assert.Equal(t, int64(4), intVal(t, md, "ernic.labels.truncated", "ernic.id", "2", "role", role))
+}
+
+// Two names that share their first max_label_length bytes stay two series,
+// each with its own value: never one, summed or overwritten.
+func TestScrapeLabelCapKeepsDistinct(t *testing.T) {
+	f := newFixture(t, "basic")
+	whole, err := os.ReadFile(filepath.Join(f.runDir, "2.stats"))
+	require.NoError(t, err)
+	a, b := strings.Repeat("q", 40)+"_a", strings.Repeat("q", 40)+"_b"
+	text := replaceLine(t, string(whole), "rx_ucast_bytes : 498230", a+" : 5")
+	text = replaceLine(t, text, "tx_ucast_bytes : 512044", b+" : 7")
+	f.write(t, "2.stats", text, scrapeNow)
+	now := scrapeNow
+	md := scrapeOK(t, newTestScraper(t, f.config(func(c *Config) { c.MaxLabelLength = 21 }), &now))
+	assert.Equal(t, int64(5), intVal(t, md, "ernic.lif.counter", "ernic.id", "2", "counter", cutLabel(a, 21, 12)))
+	assert.Equal(t, int64(7), intVal(t, md, "ernic.lif.counter", "ernic.id", "2", "counter", cutLabel(b, 21, 12)))
 }
 
 // An unchanged stats file (same inode, size and mtime, written well before
