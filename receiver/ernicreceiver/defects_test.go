@@ -89,3 +89,27 @@ func TestOpcodeNamedOther(t *testing.T) {
 		assert.Equal(t, []int64{3}, others, "QP 9: (other opcodes) only, not 40+3")
 	}
 }
+
+// A live server whose stats file is older than its process ends its series
+// with a report, not silently; right after a start it is normal and quiet.
+func TestStatsOlderThanProcess(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	f.touch(t, "2.stats", now.Add(-24*time.Hour))
+	s := newTestScraper(t, f.config(), &now)
+	md, err := s.scrape(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "before its server process (pid 4117) started")
+	assert.Empty(t, points(md, "ernic.commands", "ernic.id", "2"))
+
+	// A process that started 2 s ago has not written yet: no report.
+	f = newFixture(t, "basic")
+	f.setProc(t, 4117, "S", 69800) // boot+698 s
+	f.touch(t, "2.stats", now.Add(-3*time.Second))
+	s = newTestScraper(t, f.config(), &now)
+	md, err = s.scrape(context.Background())
+	if err != nil {
+		assert.NotContains(t, err.Error(), "before its server process")
+	}
+	assert.Empty(t, points(md, "ernic.commands", "ernic.id", "2"))
+}

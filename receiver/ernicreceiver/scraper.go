@@ -346,8 +346,15 @@ func (s *ernicScraper) readStats(inst *rundir.Instance, id string, st *instanceS
 		errs.add("stats-"+kind+":"+id, 1, fmt.Errorf("instance %s: %w; %s", id, err, what))
 	case st.fromPreviousProcess(stats, info.ModTime()):
 		// The new server process has not written yet: these counters
-		// belong to the previous one and its start time.
+		// belong to the previous one and its start time. Normal for the
+		// moments after a start; a live server whose file stays older
+		// than the process is reported (a file restored or touched by
+		// hand, a server that cannot write).
 		st.stats = nil
+		if now.Sub(st.procStart) > oldFileGrace {
+			errs.add("stats-before-process:"+id, 1, fmt.Errorf("%s: modified %s, before its server process (pid %d) started at %s; not published until the server writes it",
+				path, info.ModTime().Format(time.RFC3339), st.pid, st.procStart.Format(time.RFC3339)))
+		}
 	default:
 		if n := len(stats.Problems); n > 0 {
 			errs.add("stats-lines:"+id, n, fmt.Errorf("%s: %d unusable lines, the first: %w", path, n, stats.Problems[0]))
@@ -385,6 +392,11 @@ func (s *ernicScraper) recordVM(inst *rundir.Instance, id string, now time.Time,
 		}
 	}
 }
+
+// oldFileGrace is how long after a server process starts its stats file
+// may still be the previous process's without a report: a server writes
+// its first file within a second of starting.
+const oldFileGrace = 30 * time.Second
 
 // deviceCounters maps the device-level counters to their metrics; where a
 // metric has several keys, the first one the file printed is used (current
