@@ -11,6 +11,10 @@ BUILDER := bin/builder
 
 OTELCOL := build/otelcol-ernic/otelcol-ernic
 
+# Prometheus 3 for the fleet test (target prometheus3, below).
+PROMETHEUS3_VERSION := v0.316.0
+PROMETHEUS3 := bin/prometheus3
+
 SIM := bin/ernic-sim
 
 # What the collector binary is built from: the ocb manifest, the root module's
@@ -108,8 +112,6 @@ e2e-test: otelcol $(if $(PROMETHEUS3_BIN),,$(PROMETHEUS3))
 # OTLP receiver, which Debian's 2.42 lacks), built once from the Go module
 # proxy into bin/prometheus3 (about 4 minutes with the modules cached, more
 # on a fresh machine; later runs reuse it). PROMETHEUS3_BIN names another.
-PROMETHEUS3_VERSION := v0.316.0
-PROMETHEUS3 := bin/prometheus3
 .PHONY: prometheus3
 prometheus3: $(PROMETHEUS3)
 
