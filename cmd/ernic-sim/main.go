@@ -2,7 +2,7 @@
 // testing the ernic receiver without the real emulated NIC: it keeps
 // instances.json and one <id>.stats file per server instance up to date in
 // the exact format of the rocm-ernic server and launcher (see
-// internal/sim and /work/shared/spec/run-dir-format.md).
+// internal/sim and receiver/ernicreceiver/internal/rundir/README.md).
 //
 // Every instance gets its own live "server" process: ernic-sim re-executes
 // itself as "ernic-sim hold", a child that only blocks until its stdin closes

@@ -14,7 +14,7 @@ import (
 // ticks skip a held instance (Stall, Disconnect, Kill), the periodic device
 // reset included when it draws that instance.
 
-// Connection states of the events (spec §3.3), beside those of sim.go.
+// Connection states of the events (rundir/README.md §3.3), beside those of sim.go.
 const (
 	connFLR  = "connected (PCI FLR)"
 	connLost = "disconnected (lost connection)"

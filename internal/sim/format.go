@@ -1,9 +1,9 @@
 // Package sim simulates a rocm-ernic run directory: the instances.json
 // manifest written by rocm-ernic-launcher/ernicctl and the <id>.stats files
 // rewritten in place by every rocm-ernic server process, in the exact format
-// of /work/shared/spec/run-dir-format.md.
+// of receiver/ernicreceiver/internal/rundir/README.md.
 //
-// format.go renders one <id>.stats file (spec §3), write.go writes files the
+// format.go renders one <id>.stats file (rundir/README.md §3), write.go writes files the
 // way the real tools do (truncate in place, no rename), and sim.go runs a
 // whole simulated deployment with one live "server" child process per
 // instance.
@@ -95,7 +95,7 @@ type Stats struct {
 	PCI string
 	// MAC is the "mac" value ("xx:xx:xx:xx:xx:xx").
 	MAC string
-	// Connection is the "connection" value (spec §3.3, e.g. "connected").
+	// Connection is the "connection" value (rundir/README.md §3.3, e.g. "connected").
 	Connection string
 	// WriteCount is printed as "Write count : N" at column 0: how many stats
 	// writes this process completed before this one.
@@ -134,8 +134,9 @@ var OpcodeNames = [...]string{
 }
 
 // LIFNames is the 74 ionic LIF counter names (struct ionic_lif_stats of the
-// kernel's ionic_if.h) in struct order, i.e. by increasing qword index (spec
-// §3.2). All of them are printed, in this order, in "LIF Statistics:".
+// kernel's ionic_if.h) in struct order, i.e. by increasing qword index
+// (receiver/ernicreceiver/internal/rundir/README.md §3.2). All of them are
+// printed, in this order, in "LIF Statistics:".
 var LIFNames = [...]string{
 	// Ethernet traffic and drops, rx (qwords 0..14).
 	"rx_ucast_bytes",
@@ -219,7 +220,7 @@ var LIFNames = [...]string{
 	"rdma_resp_tx_rnr_retry_err",
 }
 
-// Key paddings of the current server (spec §3 example). Keys longer than the
+// Key paddings of the current server (rundir/README.md §3). Keys longer than the
 // pad are printed whole ("%-Ns" does exactly that).
 const (
 	instancePad = 11 // "  socket      : "
@@ -242,7 +243,7 @@ func (e *errWriter) printf(format string, args ...any) {
 	_, e.err = fmt.Fprintf(e.w, format, args...)
 }
 
-// FormatStats writes s to w in the current server's exact format (spec §3):
+// FormatStats writes s to w in the current server's exact format (rundir/README.md §3):
 // the title line, the Instance: block, a blank line, "Write count : N", a
 // blank line, "Device Statistics:" with the 15 keys in spec order, a blank
 // line, "Per-QP Statistics:", then one block per QP each ended by an empty

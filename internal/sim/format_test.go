@@ -7,7 +7,8 @@ import (
 	"testing"
 )
 
-// specExample is the Stats of the spec's §3 example file.
+// specExample is the Stats of testdata/spec-example.stats, a whole file of
+// the current server (rundir/README.md §3 shows it shortened).
 func specExample() *Stats {
 	return &Stats{
 		Socket:     "/run/rocm-ernic/2.sock",

@@ -99,7 +99,7 @@ func Run(ctx context.Context, o Options) error {
 	return s.Stop()
 }
 
-// Connection states written by the simulator (spec §3.3).
+// Connection states written by the simulator (rundir/README.md §3.3).
 const (
 	connNotSet    = "(not set)"
 	connConnected = "connected"

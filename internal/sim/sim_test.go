@@ -16,7 +16,7 @@ import (
 )
 
 // ---------------------------------------------------------------------------
-// A tiny reader of the stats format (spec §3.1), independent of FormatStats.
+// A tiny reader of the stats format (rundir/README.md §3.1), independent of FormatStats.
 
 type parsed struct {
 	writeCount uint64

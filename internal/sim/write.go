@@ -14,7 +14,7 @@ const statsBufSize = 4096
 // O_WRONLY|O_CREATE|O_TRUNC (mode 0644; no temporary file, no rename, no
 // lock), write through a 4096-byte bufio.Writer, close. A concurrent reader
 // can see an empty file or a file cut after a multiple of 4096 bytes; that is
-// intended (spec §4).
+// intended (rundir/README.md §4).
 func WriteStatsInPlace(path string, s *Stats) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -31,7 +31,7 @@ func WriteStatsInPlace(path string, s *Stats) error {
 	return err
 }
 
-// VM is the "vm" object of one manifest instance (spec §2).
+// VM is the "vm" object of one manifest instance (rundir/README.md §2).
 type VM struct {
 	// Attached is "attached": true after attach/launch, false after detach.
 	Attached bool
@@ -57,7 +57,7 @@ type VM struct {
 	SSHPort int
 }
 
-// Instance is one element of the manifest's "instances" array (spec §2).
+// Instance is one element of the manifest's "instances" array (rundir/README.md §2).
 type Instance struct {
 	// ID is "id", the instance id; its stats file is <run_dir>/<ID>.stats.
 	ID int
@@ -74,7 +74,7 @@ type Instance struct {
 	VM *VM
 }
 
-// jsonVM fixes the key order of the launcher (spec §2 example).
+// jsonVM fixes the key order of the launcher (rundir/README.md §2 example).
 type jsonVM struct {
 	QMPSocket  string  `json:"qmp_socket"`
 	DeviceID   string  `json:"device_id"`

@@ -109,7 +109,8 @@ func replaceAll(tb testing.TB, s string, repl ...string) string {
 	return s
 }
 
-// specExample is the stats file of run-dir-format.md §3, verbatim.
+// specExample is a whole stats file of the current server (rundir/README.md
+// §3 shows it shortened).
 const specExample = `=== ROCm ERNIC Statistics ===
 Instance:
   socket      : /run/rocm-ernic/2.sock
@@ -166,7 +167,7 @@ Per-QP Statistics:
 
 `
 
-// statsVariants are the format variants of run-dir-format.md §3.2-3.4, each
+// statsVariants are the format variants of rundir/README.md §3.2-3.4, each
 // a complete file derived from the spec's example.
 func statsVariants(tb testing.TB) map[string]string {
 	tb.Helper()
@@ -559,7 +560,7 @@ func qpString(q *QP) string {
 	return b.String()
 }
 
-// manifestSeeds are instances.json variants of run-dir-format.md §2.
+// manifestSeeds are instances.json variants of rundir/README.md §2.
 var manifestSeeds = []string{
 	`{"instances":[]}`,
 	`{"instances": []}` + "\n",
@@ -631,7 +632,7 @@ func FuzzParseManifest(f *testing.F) {
 	})
 }
 
-// splitLineRef is the line rule of spec §3.1 written plainly, as the parser
+// splitLineRef is the line rule of rundir/README.md §3.1 written plainly, as the parser
 // had it before cutLine: split a bytes.TrimSpace-stripped line at the first
 // " : " (the first ':' with a space on each side) and strip both halves; a
 // line ending in " :" has an empty value.

@@ -5,7 +5,7 @@ import (
 	"unicode/utf8"
 )
 
-// cutLine applies the line rule of spec §3.1 to one line as written, without
+// cutLine applies the line rule of rundir/README.md §3.1 to one line as written, without
 // its '\n'. line is raw stripped of white space at both ends, as
 // bytes.TrimSpace strips it. When line has a key–value separator (the first
 // ':' with a space on each side, or a final " :", which leaves an empty

@@ -13,7 +13,7 @@ import (
 // ManifestFile is the manifest's file name inside the run directory.
 const ManifestFile = "instances.json"
 
-// Manifest is a parsed instances.json (run-dir-format.md §2).
+// Manifest is a parsed instances.json (rundir/README.md §2).
 type Manifest struct {
 	// Instances are the usable entries in file order, ids unique.
 	Instances []Instance

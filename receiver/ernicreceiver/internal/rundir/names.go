@@ -2,7 +2,7 @@ package rundir
 
 // LIFCounterNames are the 74 counters of the ionic LIF statistics block
 // (`struct ionic_lif_stats` of the kernel's ionic_if.h) in struct order
-// (run-dir-format.md §3.2). Any key of a `LIF ...:` section is a LIF counter,
+// (rundir/README.md §3.2). Any key of a `LIF ...:` section is a LIF counter,
 // including names not listed here; a listed name met at device level is a
 // LIF counter too.
 var LIFCounterNames = [...]string{
@@ -44,7 +44,7 @@ var LIFCounterNames = [...]string{
 }
 
 // Opcodes are the 18 WQE opcode names the server prints under
-// `WQEs by opcode:` (run-dir-format.md §3.2). Other names are kept as printed.
+// `WQEs by opcode:` (rundir/README.md §3.2). Other names are kept as printed.
 var Opcodes = [...]string{
 	"RDMA_WRITE", "RDMA_WRITE_WITH_IMM", "SEND", "SEND_WITH_IMM", "RDMA_READ",
 	"ATOMIC_CMP_AND_SWP", "ATOMIC_FETCH_AND_ADD", "LSO", "SEND_WITH_INV",

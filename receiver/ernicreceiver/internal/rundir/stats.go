@@ -13,7 +13,7 @@ type DeviceKey uint8
 
 // Device counters, named after their stats-file keys. The first 15 are the
 // current server's, in file order; the rest are older servers' names
-// (run-dir-format.md §3.4).
+// (rundir/README.md §3.4).
 const (
 	Commands       DeviceKey = iota // commands
 	Bar0Reads                       // bar0_reads
@@ -277,8 +277,8 @@ func (sc *scratch) seenQP(h uint32) bool {
 }
 
 // ErrIncomplete marks a stats file that is not a whole file of any known
-// server format: empty, cut inside a line, or cut before its end (run-dir-
-// format.md §4). A reader racing the server's in-place rewrite sees such
+// server format: empty, cut inside a line, or cut before its end
+// (rundir/README.md §4). A reader racing the server's in-place rewrite sees such
 // files; nothing from them may be published.
 var ErrIncomplete = errors.New("incomplete file")
 
@@ -315,7 +315,7 @@ const (
 )
 
 // ParseStats parses a whole stats file. It returns an error wrapping
-// ErrIncomplete when data is not a complete file (spec §4): it must end with
+// ErrIncomplete when data is not a complete file (rundir/README.md §4): it must end with
 // a newline, contain the `Per-QP Statistics:` header, and end either right
 // after that header (or the old `(no QPs created yet)` line) or with an empty
 // line; and the device section must hold the counters every server format
