@@ -22,7 +22,7 @@ SIM := bin/ernic-sim
 OTELCOL_INPUTS := builder-config.yaml go.mod go.sum \
 	$(shell find receiver exporter -type f \( -name '*.go' -o -name '*.yaml' \) ! -name '*_test.go' 2>/dev/null)
 
-.PHONY: all generate check-generate ocb otelcol sim run test unit-test fuzz e2e-test clean
+.PHONY: all generate check-generate ocb otelcol sim run test test-deps unit-test fuzz e2e-test clean
 
 # all: the collector and the simulator.
 all: otelcol sim
@@ -62,9 +62,10 @@ sim:
 run: otelcol sim
 	OTELCOL=$(OTELCOL) SIM=$(SIM) scripts/run.sh
 
-# test: generated code current, go vet, unit tests, a bounded fuzzing run
-# (TEST_FUZZTIME per target), then the end-to-end tests.
-test: check-generate
+# test: what the tests need installed (test-deps), generated code current,
+# go vet, unit tests, a bounded fuzzing run (TEST_FUZZTIME per target), then
+# the end-to-end tests and a short soak.
+test: test-deps check-generate
 	$(GO) vet ./...
 	$(GO) vet -tags e2e ./test/e2e/... ./test/deploy/... ./test/dashboards/...
 	$(GO) vet -tags soak ./test/soak/...
@@ -72,6 +73,13 @@ test: check-generate
 	$(MAKE) fuzz FUZZTIME=$(TEST_FUZZTIME)
 	$(MAKE) e2e-test
 	$(MAKE) soak SOAK_DURATION=$(TEST_SOAK_DURATION) SOAK_STRICT=1 SOAK_DIR= SOAK_TIMEOUT=15m
+
+# test-deps: the Debian packages the system tests use (Prometheus 2.42 and
+# promtool, node_exporter, iproute2, util-linux, systemd-analyze), installed
+# when missing and run as root; otherwise a message naming them
+# (scripts/test-deps.sh).
+test-deps:
+	scripts/test-deps.sh
 
 # unit-test: the Go unit tests of the module (test/e2e is behind the e2e tag),
 # and the receiver's again for a 32-bit platform (GOARCH=386), where int is

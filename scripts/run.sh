@@ -7,11 +7,23 @@
 # stopped (and the directory removed) when the collector exits.
 #
 # Environment: OTELCOL, SIM (binaries; set by the Makefile),
-# ERNIC_RUN_DIR, ERNIC_EXPORTER_PORT (default 9840), and SIM_FLAGS (extra
-# simulator flags, e.g. "-instances 4 -qps 16").
+# ERNIC_RUN_DIR, ERNIC_EXPORTER_PORT (default 9840), ERNIC_HEALTH_PORT
+# (default 13133), and SIM_FLAGS (extra simulator flags, e.g.
+# "-instances 4 -qps 16").
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+
+# port_taken PORT: whether something listens on TCP PORT (any address).
+port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+for p in "ERNIC_EXPORTER_PORT ${ERNIC_EXPORTER_PORT:-9840} the Prometheus endpoint" \
+	"ERNIC_HEALTH_PORT ${ERNIC_HEALTH_PORT:-13133} the health check"; do
+	read -r var port what <<<"$p"
+	if port_taken "$port"; then
+		echo "make run: port $port ($what) is taken; choose another with $var=<port> make run" >&2
+		exit 1
+	fi
+done
 otelcol=${OTELCOL:-build/otelcol-ernic/otelcol-ernic}
 extra_config=()
 sim=${SIM:-bin/ernic-sim}
