@@ -141,7 +141,7 @@ func (s *ernicScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 // series that ended), then one with the cluster gauges and the markers of
 // the instances that left. The error lists the faults due for a log line
 // (faultLimiter); it is a partial scrape error when points were published.
-func (s *ernicScraper) scrapeEach(_ context.Context, emit func(pmetric.Metrics)) error {
+func (s *ernicScraper) scrapeEach(ctx context.Context, emit func(pmetric.Metrics)) error {
 	now := s.now()
 	ts := pcommon.NewTimestampFromTime(now)
 	errs := &scrapeErrors{s: s, now: now}
@@ -158,9 +158,14 @@ func (s *ernicScraper) scrapeEach(_ context.Context, emit func(pmetric.Metrics))
 	}
 
 	last := pmetric.NewMetrics()
-	m, ok := s.readManifest(errs)
+	var cut error
+	m, ok := s.readManifest(ctx, errs)
 	if ok {
-		s.recordInstances(publish, m, now, ts, errs).MoveAndAppendTo(last.ResourceMetrics())
+		var cluster pmetric.ResourceMetricsSlice
+		cluster, cut = s.recordInstances(ctx, publish, m, now, ts, errs)
+		cluster.MoveAndAppendTo(last.ResourceMetrics())
+	} else if err := ctx.Err(); err != nil {
+		cut = fmt.Errorf("scrape cut while reading the manifest: %w", err)
 	}
 	if s.runDir != nil {
 		s.runDir.Close()
@@ -170,10 +175,15 @@ func (s *ernicScraper) scrapeEach(_ context.Context, emit func(pmetric.Metrics))
 	for i := range rms.Len() {
 		s.stale.mark(rms.At(i), ts)
 	}
-	s.stale.finish(ts).ResourceMetrics().MoveAndAppendTo(rms)
+	// A cut scrape did not see the instances it did not reach: their
+	// series are not ended.
+	s.stale.finish(ts, cut != nil).ResourceMetrics().MoveAndAppendTo(rms)
 	if rms.Len() > 0 {
 		points += last.DataPointCount()
 		emit(last)
+	}
+	if cut != nil {
+		errs.errs = append(errs.errs, cut)
 	}
 	if len(errs.errs) == 0 {
 		return nil
@@ -188,7 +198,7 @@ func (s *ernicScraper) scrapeEach(_ context.Context, emit func(pmetric.Metrics))
 // readManifest reads instances.json. A missing run directory or manifest
 // means nothing to publish; a manifest that stays torn or invalid through
 // the retries falls back to the last good one.
-func (s *ernicScraper) readManifest(errs *scrapeErrors) (*rundir.Manifest, bool) {
+func (s *ernicScraper) readManifest(ctx context.Context, errs *scrapeErrors) (*rundir.Manifest, bool) {
 	path := filepath.Join(s.cfg.RunDir, rundir.ManifestFile)
 	// Opened anew each scrape: the directory may have been removed and
 	// created again since the last one.
@@ -196,7 +206,7 @@ func (s *ernicScraper) readManifest(errs *scrapeErrors) (*rundir.Manifest, bool)
 	var m *rundir.Manifest
 	if err == nil {
 		s.runDir = root
-		m, err = s.reader.ReadManifest(root)
+		m, err = s.reader.ReadManifest(ctx, root)
 	}
 	if err == nil {
 		if n := len(m.Problems); n > 0 {
@@ -225,111 +235,23 @@ func (s *ernicScraper) readManifest(errs *scrapeErrors) (*rundir.Manifest, bool)
 	return nil, false
 }
 
-// recordInstances publishes one batch per manifest instance, its resource
-// (ernic.id, role, host.name when enabled), and returns the cluster gauges
-// in a resource with host.name only.
-func (s *ernicScraper) recordInstances(publish func(pmetric.Metrics), m *rundir.Manifest, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) pmetric.ResourceMetricsSlice {
-	// Forget instances that left the manifest.
-	for id := range s.instances {
-		if !slices.ContainsFunc(m.Instances, func(i rundir.Instance) bool { return i.ID == id }) {
-			delete(s.instances, id)
-		}
-	}
-	vms := 0
-	for i := range m.Instances {
-		inst := &m.Instances[i]
-		if inst.VM != nil && inst.VM.Attached {
-			vms++
-		}
-		s.recordInstance(publish, inst, now, ts, errs)
-	}
-	// The cluster gauges have no start time; their resource is the host
-	// only.
-	s.mb.Reset(metadata.WithStartTime(0))
-	s.mb.RecordErnicInstancesDataPoint(ts, int64(len(m.Instances)))
-	s.mb.RecordErnicVmsDataPoint(ts, int64(vms))
-	rb := s.mb.NewResourceBuilder()
-	rb.SetHostName(s.hostName)
-	return s.mb.Emit(metadata.WithResource(rb.Emit())).ResourceMetrics()
-}
-
-// emitInstance publishes the instance's resource (ernic.id, role) with the
-// metrics the builder and s.bulk recorded for it.
-func (s *ernicScraper) emitInstance(publish func(pmetric.Metrics), id, role string) {
-	rb := s.mb.NewResourceBuilder()
-	rb.SetErnicID(id)
-	rb.SetRole(role)
-	rb.SetHostName(s.hostName)
-	res := rb.Emit()
-	md := s.mb.Emit(metadata.WithResource(res))
-	rms := md.ResourceMetrics()
-	if s.bulk != nil && s.bulk.out.Len() > 0 {
-		if rms.Len() == 0 {
-			rm := rms.AppendEmpty()
-			res.MoveTo(rm.Resource())
-			sm := rm.ScopeMetrics().AppendEmpty()
-			sm.Scope().SetName(metadata.ScopeName)
-			sm.Scope().SetVersion(s.scopeVersion)
-		}
-		s.bulk.moveTo(rms.At(0).ScopeMetrics().At(0).Metrics())
-	}
-	if rms.Len() > 0 {
-		publish(md)
-	}
-}
-
-func (s *ernicScraper) recordInstance(publish func(pmetric.Metrics), inst *rundir.Instance, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
-	id := strconv.FormatInt(inst.ID, 10)
-	st := s.instances[inst.ID]
-	if st == nil {
-		st = &instanceState{}
-		s.instances[inst.ID] = st
-	}
-
-	// The manifest may be the last good one, reused: its strings are cut
-	// on a copy, so that each scrape counts them again.
-	inst = cappedCopy(inst)
-	truncated := capInstanceLabels(inst, s.cfg.MaxLabelLength)
-	proc, err := s.procs.Lookup(inst.PID)
-	if err != nil {
-		errs.add("proc:"+id, 1, fmt.Errorf("instance %s: %w", id, err))
-	}
-	st.track(inst.PID, proc.Start, now)
-	s.readStats(inst, id, st, now, errs)
-
-	// Every point of this instance carries its counters' start time.
-	s.mb.Reset(metadata.WithStartTime(st.start))
-	up := int64(0)
-	if proc.Alive {
-		up = 1
-		if !proc.Start.IsZero() {
-			s.mb.RecordErnicInstanceUptimeDataPoint(ts, now.Sub(proc.Start).Seconds())
-		}
-	}
-	s.mb.RecordErnicInstanceUpDataPoint(ts, up, inst.MAC)
-	s.recordVM(inst, id, now, ts, errs)
-	if st.stats != nil {
-		s.recordStats(st, id, now, ts, errs)
-		truncated += st.statsTruncated
-	}
-	s.mb.RecordErnicLabelsTruncatedDataPoint(ts, int64(truncated))
-	s.emitInstance(publish, id, inst.Role)
-}
-
 // readStats reads the instance's stats file into st: a complete file of the
 // owning process becomes the current snapshot; a torn one leaves the last
 // snapshot of the same process in place; a missing file or one left by a
 // previous process leaves none.
-func (s *ernicScraper) readStats(inst *rundir.Instance, id string, st *instanceState, now time.Time, errs *scrapeErrors) {
+func (s *ernicScraper) readStats(ctx context.Context, inst *rundir.Instance, id string, st *instanceState, now time.Time, errs *scrapeErrors) {
 	path := filepath.Join(s.cfg.RunDir, inst.StatsFile())
 	if st.unchanged(s.runDir, inst.StatsFile()) {
 		return // the snapshot is the file's content
 	}
-	stats, info, err := s.reader.ReadStats(s.runDir, inst.StatsFile(), st.spare, st.checkShape)
+	stats, info, err := s.reader.ReadStats(ctx, s.runDir, inst.StatsFile(), st.spare, st.checkShape)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		// The server has not written its first file yet: no device metrics.
 		st.stats = nil
+	case err != nil && ctx.Err() != nil:
+		// The scrape was cut (recordInstances reports it); the last
+		// snapshot stays.
 	case err != nil:
 		kind := "unreadable"
 		switch {

@@ -114,6 +114,9 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordErnicInstancesDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordErnicInstancesUnpublishedDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordErnicInterruptsDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
@@ -409,6 +412,18 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 					assert.Equal(t, "Server instances listed in `instances.json`.", mi.Description())
+					assert.Equal(t, "{instance}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "ernic.instances.unpublished":
+					assert.False(t, validatedMetrics["ernic.instances.unpublished"], "Found a duplicate in the metrics slice: ernic.instances.unpublished")
+					validatedMetrics["ernic.instances.unpublished"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Instances listed in `instances.json` over `max_instances` whose series are not published (the instances with the highest ids are left out; their stats files are not read).", mi.Description())
 					assert.Equal(t, "{instance}", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
