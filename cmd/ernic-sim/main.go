@@ -45,10 +45,7 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == sim.HoldArg {
-		sim.Hold()
-		return
-	}
+	sim.HoldIfChild()
 	os.Exit(run())
 }
 
