@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io/fs"
 	"math"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -281,7 +279,12 @@ func (s *ernicScraper) readStats(ctx context.Context, inst *rundir.Instance, id 
 		if n := len(stats.Problems); n > 0 {
 			errs.add("stats-lines:"+id, n, fmt.Errorf("%s: %d unusable lines, the first: %w", path, n, stats.Problems[0]))
 		}
-		st.statsTruncated = capStatsLabels(stats, s.cfg.MaxLabelLength)
+		var bad labelFaults
+		st.statsTruncated = capStatsLabels(stats, s.cfg.MaxLabelLength, &bad)
+		if bad.n > 0 {
+			errs.add(fmt.Sprintf("labels-utf8:%s:%d", id, bad.n), 0, fmt.Errorf("instance %s: %d attribute values with invalid UTF-8 in %s (the first: %q); published with U+FFFD and a hash of the raw value, counted in ernic.labels.truncated",
+				id, bad.n, path, bad.first))
+		}
 		st.accept(stats, info, now)
 	}
 }
@@ -549,62 +552,6 @@ func (s *ernicScraper) logOverflow(st *instanceState, id, name string, v uint64)
 	st.overflowLogged[name] = true
 	s.logger.Warn("Counter above 2^63-1 not published (an OTLP or Prometheus integer cannot hold it); logged once per server process",
 		zap.String("ernic.id", id), zap.String("counter", name), zap.Uint64("value", v), zap.Int("pid", st.pid))
-}
-
-// cappedCopy returns a copy of inst whose strings capInstanceLabels may cut.
-func cappedCopy(inst *rundir.Instance) *rundir.Instance {
-	c := *inst
-	if inst.VM != nil {
-		vm := *inst.VM
-		c.VM = &vm
-	}
-	return &c
-}
-
-// capInstanceLabels cuts the manifest strings of inst that become attribute
-// values to max bytes; it returns how many it cut.
-func capInstanceLabels(inst *rundir.Instance, max int) int {
-	n := capLabel(&inst.Role, max) + capLabel(&inst.MAC, max)
-	if inst.VM != nil {
-		n += capLabel(&inst.VM.Name, max)
-	}
-	return n
-}
-
-// capStatsLabels cuts the stats-file strings of s that become attribute
-// values (connection state, LIF counter and opcode names) to max bytes; it
-// returns how many it cut.
-func capStatsLabels(s *rundir.Stats, max int) int {
-	n := capLabel(&s.Connection, max)
-	for i := range s.LIF {
-		n += capLabel(&s.LIF[i].Name, max)
-	}
-	for q := range s.QPs {
-		for i := range s.QPs[q].Opcodes {
-			n += capLabel(&s.QPs[q].Opcodes[i].Name, max)
-		}
-	}
-	return n
-}
-
-// capLabel cuts *v to at most max bytes; 1 when it cut. A cut value keeps
-// its first bytes (up to a UTF-8 boundary) and ends with "~" and 8 hex
-// digits of the FNV-1a hash of the whole value, so that two values that
-// share their first max bytes (two LIF counters, two opcodes) stay two
-// series instead of becoming one.
-func capLabel(v *string, max int) int {
-	if len(*v) <= max {
-		return 0
-	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(*v))
-	suffix := fmt.Sprintf("~%08x", h.Sum32())
-	cut := max - len(suffix)
-	for cut > 0 && !utf8.RuneStart((*v)[cut]) {
-		cut--
-	}
-	*v = (*v)[:cut] + suffix
-	return 1
 }
 
 // reaggregates reports whether an enabled metric of mc has fewer attributes

@@ -840,7 +840,7 @@ type metricErnicLabelsTruncated struct {
 // init fills ernic.labels.truncated metric with initial data.
 func (m *metricErnicLabelsTruncated) init() {
 	m.data.SetName("ernic.labels.truncated")
-	m.data.SetDescription("Attribute values of this instance cut to `max_label_length` bytes (a role, MAC, VM name, connection state, LIF counter or opcode name from the run directory longer than the limit). Non-zero means the run directory holds values no real server writes.")
+	m.data.SetDescription("Attribute values of this instance cut to `max_label_length` bytes or made valid UTF-8 (a role, MAC, VM name, connection state, LIF counter or opcode name from the run directory longer than the limit, or with invalid UTF-8, published with U+FFFD and a hash of the raw value). Non-zero means the run directory holds values no real server writes.")
 	m.data.SetUnit("{value}")
 	m.data.SetEmptyGauge()
 }

@@ -491,7 +491,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["ernic.labels.truncated"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Attribute values of this instance cut to `max_label_length` bytes (a role, MAC, VM name, connection state, LIF counter or opcode name from the run directory longer than the limit). Non-zero means the run directory holds values no real server writes.", mi.Description())
+					assert.Equal(t, "Attribute values of this instance cut to `max_label_length` bytes or made valid UTF-8 (a role, MAC, VM name, connection state, LIF counter or opcode name from the run directory longer than the limit, or with invalid UTF-8, published with U+FFFD and a hash of the raw value). Non-zero means the run directory holds values no real server writes.", mi.Description())
 					assert.Equal(t, "{value}", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
