@@ -168,6 +168,7 @@ func (s *ernicScraper) recordInstance(ctx context.Context, publish func(pmetric.
 	s.recordVM(inst, id, now, ts, errs)
 	if st.stats != nil {
 		s.recordStats(st, id, now, ts, errs)
+		st.lastPublished = now
 		truncated += st.statsTruncated
 	}
 	s.mb.RecordErnicLabelsTruncatedDataPoint(ts, int64(truncated))
