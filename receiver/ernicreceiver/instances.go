@@ -150,7 +150,7 @@ func (s *ernicScraper) recordInstance(ctx context.Context, publish func(pmetric.
 	truncated := capInstanceLabels(inst, s.cfg.MaxLabelLength)
 	proc, err := s.procs.Lookup(inst.PID)
 	if err != nil {
-		errs.add("proc:"+id, 1, fmt.Errorf("instance %s: %w", id, err))
+		errs.add("proc:"+id+":"+err.Error(), 1, fmt.Errorf("instance %s: %w", id, err))
 	}
 	st.track(inst.PID, proc.Start, now)
 	s.readStats(ctx, inst, id, st, now, errs)

@@ -38,8 +38,11 @@ type ernicScraper struct {
 	reader *rundir.Reader
 	procs  *procs.Table
 	faults *faultLimiter
-	stale  *staleness
-	now    func() time.Time
+	// expected is the expected state (run directory absent, manifest not
+	// written) the last scrape was in, logged once when entered.
+	expected expectedState
+	stale    *staleness
+	now      func() time.Time
 
 	manifest  *rundir.Manifest // last manifest read whole
 	instances map[int64]*instanceState
@@ -107,22 +110,6 @@ func (s *ernicScraper) start(context.Context, component.Host) error {
 	return nil
 }
 
-// scrapeErrors collects this scrape's faults. Only faults the limiter finds
-// due are returned (and so logged); all of them count as failed points.
-type scrapeErrors struct {
-	s      *ernicScraper
-	now    time.Time
-	errs   []error
-	failed int
-}
-
-func (e *scrapeErrors) add(key string, failed int, err error) {
-	e.failed += failed
-	if e.s.faults.due(key, e.now) {
-		e.errs = append(e.errs, err)
-	}
-}
-
 // scrape returns all the batches of one scrape (scrapeEach) in one
 // pmetric.Metrics, and its error.
 func (s *ernicScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
@@ -184,7 +171,16 @@ func (s *ernicScraper) scrapeEach(ctx context.Context, emit func(pmetric.Metrics
 		errs.errs = append(errs.errs, cut)
 	}
 	if len(errs.errs) == 0 {
-		return nil
+		if errs.failed == 0 {
+			return nil
+		}
+		// Every fault was reported before: the error says so only, and
+		// still carries the count of failed points.
+		err := fmt.Errorf("%w: %d points", errFaultsReported, errs.failed)
+		if points == 0 {
+			return err
+		}
+		return scrapererror.NewPartialScrapeError(err, errs.failed)
 	}
 	err := errors.Join(errs.errs...)
 	if points == 0 {
@@ -207,17 +203,25 @@ func (s *ernicScraper) readManifest(ctx context.Context, errs *scrapeErrors) (*r
 		m, err = s.reader.ReadManifest(ctx, root)
 	}
 	if err == nil {
+		s.expected.leave()
 		if n := len(m.Problems); n > 0 {
-			errs.add("manifest-entries", n, fmt.Errorf("%s: %d unusable entries or keys, the first: %w", path, n, m.Problems[0]))
+			// Keyed on the count and the first problem: a manifest
+			// that gets worse, or bad in another way, is reported at once.
+			errs.add(fmt.Sprintf("manifest-entries:%d:%v", n, m.Problems[0]), n, fmt.Errorf("%s: %d unusable entries or keys, the first: %w", path, n, m.Problems[0]))
 		}
 		s.manifest = m
 		return m, true
 	}
+	if s.runDir == nil && !errors.Is(err, fs.ErrNotExist) {
+		errs.add("run-dir:"+err.Error(), 0, fmt.Errorf("run directory %s: %w", s.cfg.RunDir, err))
+	}
 	if s.runDir == nil || errors.Is(err, fs.ErrNotExist) {
+		// Expected states (rocm-ernic stopped, or starting): logged once
+		// at Info, not scrape errors.
 		if s.runDir == nil {
-			errs.add("run-dir", 0, fmt.Errorf("run directory %s: %w; nothing to publish until rocm-ernic creates it", s.cfg.RunDir, err))
+			s.expected.enter(s.logger, "Run directory absent: nothing to publish until rocm-ernic creates it", s.cfg.RunDir)
 		} else {
-			errs.add("manifest-missing", 0, fmt.Errorf("%s does not exist yet; nothing to publish until the launcher writes it", path))
+			s.expected.enter(s.logger, "Manifest not written yet: nothing to publish until the launcher writes it", path)
 		}
 		// The instances' state (owning process, start time, last
 		// snapshot) is kept: when the directory comes back with the same
@@ -225,11 +229,12 @@ func (s *ernicScraper) readManifest(ctx context.Context, errs *scrapeErrors) (*r
 		s.manifest = nil
 		return nil, false
 	}
+	s.expected.leave()
 	if s.manifest != nil {
-		errs.add("manifest", 1, fmt.Errorf("%w; using the last complete manifest", err))
+		errs.add("manifest:"+err.Error(), 1, fmt.Errorf("%w; using the last complete manifest", err))
 		return s.manifest, true
 	}
-	errs.add("manifest", 1, err)
+	errs.add("manifest:"+err.Error(), 1, err)
 	return nil, false
 }
 
@@ -263,7 +268,11 @@ func (s *ernicScraper) readStats(ctx context.Context, inst *rundir.Instance, id 
 		if st.stats != nil {
 			what = "publishing the last complete read of " + st.seenAt.Format(time.RFC3339)
 		}
-		errs.add("stats-"+kind+":"+id, 1, fmt.Errorf("instance %s: %w; %s", id, err, what))
+		key := "stats-" + kind + ":" + id
+		if kind == "unreadable" {
+			key += ":" + err.Error() // another cause is another fault
+		}
+		errs.add(key, 1, fmt.Errorf("instance %s: %w; %s", id, err, what))
 	case st.fromPreviousProcess(stats, info.ModTime()):
 		// The new server process has not written yet: these counters
 		// belong to the previous one and its start time. Normal for the
@@ -272,12 +281,12 @@ func (s *ernicScraper) readStats(ctx context.Context, inst *rundir.Instance, id 
 		// hand, a server that cannot write).
 		st.stats = nil
 		if now.Sub(st.procStart) > oldFileGrace {
-			errs.add("stats-before-process:"+id, 1, fmt.Errorf("%s: modified %s, before its server process (pid %d) started at %s; not published until the server writes it",
+			errs.add(fmt.Sprintf("stats-before-process:%s:%d", id, st.pid), 1, fmt.Errorf("%s: modified %s, before its server process (pid %d) started at %s; not published until the server writes it",
 				path, info.ModTime().Format(time.RFC3339), st.pid, st.procStart.Format(time.RFC3339)))
 		}
 	default:
 		if n := len(stats.Problems); n > 0 {
-			errs.add("stats-lines:"+id, n, fmt.Errorf("%s: %d unusable lines, the first: %w", path, n, stats.Problems[0]))
+			errs.add(fmt.Sprintf("stats-lines:%s:%d:%v", id, n, stats.Problems[0]), n, fmt.Errorf("%s: %d unusable lines, the first: %w", path, n, stats.Problems[0]))
 		}
 		var bad labelFaults
 		st.statsTruncated = capStatsLabels(stats, s.cfg.MaxLabelLength, &bad)
@@ -306,7 +315,7 @@ func (s *ernicScraper) recordVM(inst *rundir.Instance, id string, now time.Time,
 	// future (a second of clock skew allowed).
 	validLaunch := vm.HasLaunchedAt && vm.LaunchedAt > 0 && vm.LaunchedAt <= nowSec+1
 	if vm.HasLaunchedAt && !validLaunch {
-		errs.add("vm-launched-at:"+id, 1, fmt.Errorf("instance %s: vm.launched_at %v is not an epoch time in the past; using the age of vm_pid if any", id, vm.LaunchedAt))
+		errs.add(fmt.Sprintf("vm-launched-at:%s:%v", id, vm.LaunchedAt), 1, fmt.Errorf("instance %s: vm.launched_at %v is not an epoch time in the past; using the age of vm_pid if any", id, vm.LaunchedAt))
 	}
 	switch {
 	case validLaunch:
