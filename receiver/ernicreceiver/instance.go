@@ -21,6 +21,8 @@ type instanceState struct {
 	procStart time.Time         // from /proc; zero when it could not be read
 	start     pcommon.Timestamp // start time of the instance's cumulative counters
 
+	liveness
+
 	// lastPublished is the time of the last scrape that published this
 	// instance's counters; a new start time is never earlier (a new
 	// stream must not overlap the old one; see accept and newProcess).

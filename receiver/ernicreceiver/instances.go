@@ -152,8 +152,13 @@ func (s *ernicScraper) recordInstance(ctx context.Context, publish func(pmetric.
 	if err != nil {
 		errs.add("proc:"+id+":"+err.Error(), 1, fmt.Errorf("instance %s: %w", id, err))
 	}
+	st.observe(inst.PID, proc)
 	st.track(inst.PID, proc.Start, now)
 	s.readStats(ctx, inst, id, st, now, errs)
+	if why := st.notServer(inst.PID, proc); why != "" {
+		errs.add(fmt.Sprintf("not-server:%s:%d:%s", id, inst.PID, proc.Start), 1, fmt.Errorf("instance %s: %s", id, why))
+		proc.Alive = false
+	}
 
 	// Every point of this instance carries its counters' start time.
 	s.mb.Reset(metadata.WithStartTime(st.start))

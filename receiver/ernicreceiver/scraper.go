@@ -278,9 +278,12 @@ func (s *ernicScraper) readStats(ctx context.Context, inst *rundir.Instance, id 
 		// belong to the previous one and its start time. Normal for the
 		// moments after a start; a live server whose file stays older
 		// than the process is reported (a file restored or touched by
-		// hand, a server that cannot write).
+		// hand, a server that cannot write). A process that replaced
+		// the one seen at the same pid is reported as not the server
+		// (notServer) instead.
+		st.wrote(info.ModTime())
 		st.stats = nil
-		if now.Sub(st.procStart) > oldFileGrace {
+		if now.Sub(st.procStart) > oldFileGrace && !st.reused {
 			errs.add(fmt.Sprintf("stats-before-process:%s:%d", id, st.pid), 1, fmt.Errorf("%s: modified %s, before its server process (pid %d) started at %s; not published until the server writes it",
 				path, info.ModTime().Format(time.RFC3339), st.pid, st.procStart.Format(time.RFC3339)))
 		}
@@ -294,6 +297,8 @@ func (s *ernicScraper) readStats(ctx context.Context, inst *rundir.Instance, id 
 			errs.add(fmt.Sprintf("labels-utf8:%s:%d", id, bad.n), 0, fmt.Errorf("instance %s: %d attribute values with invalid UTF-8 in %s (the first: %q); published with U+FFFD and a hash of the raw value, counted in ernic.labels.truncated",
 				id, bad.n, path, bad.first))
 		}
+		st.wrote(info.ModTime())
+		st.serverWrote()
 		st.accept(stats, info, now)
 	}
 }

@@ -46,6 +46,9 @@ type Process struct {
 	// Start is the process start time, btime of <root>/stat plus field 22 of
 	// <root>/<pid>/stat (10 ms resolution); zero when it could not be read.
 	Start time.Time
+	// Comm is field 2 of <root>/<pid>/stat, the process's command name;
+	// empty when it could not be read.
+	Comm string
 }
 
 // BootTime returns btime of <root>/stat, read once and then cached.
@@ -90,5 +93,5 @@ func (t *Table) Lookup(pid int) (Process, error) {
 		return Process{Alive: true}, err
 	}
 	start := boot.Add(time.Duration(st.Starttime) * (time.Second / userHZ))
-	return Process{Alive: true, Start: start}, nil
+	return Process{Alive: true, Start: start, Comm: st.Comm}, nil
 }

@@ -20,11 +20,12 @@ func TestLookupFakeProc(t *testing.T) {
 
 	p, err := tab.Lookup(4100)
 	require.NoError(t, err)
-	assert.Equal(t, Process{Alive: true, Start: time.Unix(1767225010, 0)}, p, "btime + 1000 ticks of 10 ms")
+	assert.Equal(t, Process{Alive: true, Start: time.Unix(1767225010, 0), Comm: "rocm-ernic"}, p, "btime + 1000 ticks of 10 ms")
 
 	p, err = tab.Lookup(4117)
 	require.NoError(t, err)
 	assert.Equal(t, time.Unix(1767225025, 500_000_000), p.Start, "comm with spaces and parentheses")
+	assert.Equal(t, "rocm ernic (w)", p.Comm)
 
 	p, err = tab.Lookup(4200)
 	require.NoError(t, err)
