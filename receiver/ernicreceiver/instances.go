@@ -169,7 +169,11 @@ func (s *ernicScraper) recordInstance(ctx context.Context, publish func(pmetric.
 			s.mb.RecordErnicInstanceUptimeDataPoint(ts, now.Sub(proc.Start).Seconds())
 		}
 	}
-	s.mb.RecordErnicInstanceUpDataPoint(ts, up, inst.MAC)
+	if !proc.Unknown {
+		// Under hidepid a process that cannot be seen may be alive:
+		// no up point rather than a wrong 0.
+		s.mb.RecordErnicInstanceUpDataPoint(ts, up, inst.MAC)
+	}
 	s.recordVM(inst, id, now, ts, errs)
 	if st.stats != nil {
 		s.recordStats(st, id, now, ts, errs)

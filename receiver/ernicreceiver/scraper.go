@@ -99,6 +99,12 @@ func (s *ernicScraper) start(context.Context, component.Host) error {
 		return fmt.Errorf("ernic receiver: proc_dir %q: %w (set proc_dir to the host's proc filesystem)", s.cfg.ProcDir, err)
 	}
 	s.procs = t
+	if t.Hidden() {
+		s.logger.Warn("proc_dir is mounted with hidepid: other users' processes are hidden (its stat is readable, its 1 is not), so the liveness of root's rocm-ernic servers cannot be known; "+
+			"their ernic.instance.up and uptime are not published and their start times are the first scrape's. "+
+			"Fix: mount -o remount,hidepid=off <proc_dir> (or hidepid=invisible,gid=<a group of the collector's user>, without PrivateUsers=), drop ProtectProc= from the unit, or run the collector as root",
+			zap.String("proc_dir", s.cfg.ProcDir))
+	}
 	s.hostName = s.cfg.HostName
 	if s.hostName == "" && s.cfg.ResourceAttributes.HostName.Enabled {
 		h, err := os.Hostname()

@@ -394,7 +394,7 @@ type metricErnicInstanceUp struct {
 // init fills ernic.instance.up metric with initial data.
 func (m *metricErnicInstanceUp) init() {
 	m.data.SetName("ernic.instance.up")
-	m.data.SetDescription("1 when the instance's server process (manifest `pid`) is alive - `<proc_dir>/<pid>` exists and is not a zombie - else 0. 0 too when the process at the pid is known not to be the server - the receiver saw the pid change process and the new one has not written the stats file since it started, or its command name is not the server's (pid reuse).")
+	m.data.SetDescription("1 when the instance's server process (manifest `pid`) is alive - `<proc_dir>/<pid>` exists and is not a zombie - else 0. 0 too when the process at the pid is known not to be the server - the receiver saw the pid change process and the new one has not written the stats file since it started, or its command name is not the server's (pid reuse). Absent when the process cannot be seen because `proc_dir` hides other users' processes (hidepid) - its liveness is unknown.")
 	m.data.SetUnit("{status}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)

@@ -360,7 +360,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["ernic.instance.up"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 when the instance's server process (manifest `pid`) is alive - `<proc_dir>/<pid>` exists and is not a zombie - else 0. 0 too when the process at the pid is known not to be the server - the receiver saw the pid change process and the new one has not written the stats file since it started, or its command name is not the server's (pid reuse).", mi.Description())
+						assert.Equal(t, "1 when the instance's server process (manifest `pid`) is alive - `<proc_dir>/<pid>` exists and is not a zombie - else 0. 0 too when the process at the pid is known not to be the server - the receiver saw the pid change process and the new one has not written the stats file since it started, or its command name is not the server's (pid reuse). Absent when the process cannot be seen because `proc_dir` hides other users' processes (hidepid) - its liveness is unknown.", mi.Description())
 						assert.Equal(t, "{status}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -375,7 +375,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["ernic.instance.up"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 when the instance's server process (manifest `pid`) is alive - `<proc_dir>/<pid>` exists and is not a zombie - else 0. 0 too when the process at the pid is known not to be the server - the receiver saw the pid change process and the new one has not written the stats file since it started, or its command name is not the server's (pid reuse).", mi.Description())
+						assert.Equal(t, "1 when the instance's server process (manifest `pid`) is alive - `<proc_dir>/<pid>` exists and is not a zombie - else 0. 0 too when the process at the pid is known not to be the server - the receiver saw the pid change process and the new one has not written the stats file since it started, or its command name is not the server's (pid reuse). Absent when the process cannot be seen because `proc_dir` hides other users' processes (hidepid) - its liveness is unknown.", mi.Description())
 						assert.Equal(t, "{status}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())

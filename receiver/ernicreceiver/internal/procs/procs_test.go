@@ -66,3 +66,23 @@ func TestNewRejectsMissingRoot(t *testing.T) {
 	_, err := New("/nonexistent/proc")
 	require.ErrorContains(t, err, `proc_dir "/nonexistent/proc"`)
 }
+
+// With <root>/1 not visible (hidepid), a missing process is unknown, not
+// dead; a visible one is looked up as usual.
+func TestLookupHidden(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.CopyFS(root, os.DirFS(fakeProc)))
+	tab, err := New(root)
+	require.NoError(t, err)
+	assert.False(t, tab.Hidden())
+	require.NoError(t, os.RemoveAll(root+"/1"))
+	tab, err = New(root)
+	require.NoError(t, err)
+	assert.True(t, tab.Hidden())
+	p, err := tab.Lookup(99999)
+	require.NoError(t, err)
+	assert.Equal(t, Process{Unknown: true}, p)
+	p, err = tab.Lookup(4100)
+	require.NoError(t, err)
+	assert.True(t, p.Alive)
+}
