@@ -162,6 +162,7 @@ func (s *ernicScraper) scrapeEach(ctx context.Context, emit func(pmetric.Metrics
 		s.runDir.Close()
 		s.runDir = nil
 	}
+	s.reader.Trim()
 	rms := last.ResourceMetrics()
 	for i := range rms.Len() {
 		s.stale.mark(rms.At(i), ts)

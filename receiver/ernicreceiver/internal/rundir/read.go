@@ -34,6 +34,8 @@ type Reader struct {
 	Retries, Failures uint64
 
 	buf []byte
+	// peak is the largest file read since the last Trim.
+	peak int
 	// sleep, when set, replaces the pause before a retry: tests use it to
 	// change the file between two reads.
 	sleep func(time.Duration)
@@ -128,6 +130,7 @@ func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, fs.FileInfo, error
 		return nil, nil, fmt.Errorf("%s: over the limit of %d bytes (it grew during the read)", path, r.MaxBytes)
 	}
 	r.buf = data
+	r.peak = max(r.peak, len(data))
 	after, err := f.Stat()
 	if err != nil {
 		return nil, nil, err
@@ -136,6 +139,21 @@ func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, fs.FileInfo, error
 		return nil, nil, fmt.Errorf("%s: %w", path, ErrChanged)
 	}
 	return data, after, nil
+}
+
+// trimAbove is the buffer capacity above which Trim lets a buffer go.
+const trimAbove = 1 << 20
+
+// Trim lets the read buffer go when it is over 1 MiB and four times the
+// largest file read since the last Trim: one huge file (a manifest of
+// hundreds of thousands of instances, since replaced) must not keep its
+// memory for the life of the collector. The scraper calls it after each
+// scrape.
+func (r *Reader) Trim() {
+	if cap(r.buf) > trimAbove && cap(r.buf) > 4*r.peak {
+		r.buf = nil
+	}
+	r.peak = 0
 }
 
 // ReadStats reads and parses a stats file, retrying (after each Backoff
@@ -213,6 +231,9 @@ func (r *Reader) ReadManifest(ctx context.Context, dir *os.Root) (m *Manifest, e
 		}
 		if m, err = ParseManifest(data); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
+		}
+		if cap(r.manifestData) > trimAbove && cap(r.manifestData) > 4*len(data) {
+			r.manifestData = nil // a huge manifest replaced by a small one
 		}
 		r.manifest, r.manifestData = m.clone(), append(r.manifestData[:0], data...)
 		return nil

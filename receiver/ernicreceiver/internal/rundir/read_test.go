@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -253,4 +254,35 @@ func TestReadFileNoLimit(t *testing.T) {
 	data, _, err := r.ReadFile(root, name)
 	require.NoError(t, err)
 	assert.Equal(t, "whole\n", string(data))
+}
+
+// A huge manifest replaced by a small one does not keep its memory: the
+// read buffer and the copy of the last manifest's bytes shrink.
+func TestReaderMemoryAfterHugeManifest(t *testing.T) {
+	r := NewReader(64 << 20)
+	path := filepath.Join(t.TempDir(), ManifestFile)
+	var b strings.Builder
+	b.WriteString(`{"instances": [`)
+	for i := 1; i <= 100_000; i++ {
+		if i > 1 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"id": ` + strconv.Itoa(i) + `, "role": "worker", "pid": 10}`)
+	}
+	b.WriteString(`]}`)
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	root, _ := openDir(t, path)
+	m, err := r.ReadManifest(context.Background(), root)
+	require.NoError(t, err)
+	require.Len(t, m.Instances, 100_000)
+	r.Trim()
+	require.Greater(t, cap(r.buf), 1<<20, "the buffer is kept while its files are large")
+
+	require.NoError(t, os.WriteFile(path, []byte(`{"instances": [{"id": 1, "pid": 10}]}`), 0o644))
+	m, err = r.ReadManifest(context.Background(), root)
+	require.NoError(t, err)
+	require.Len(t, m.Instances, 1)
+	r.Trim()
+	assert.Less(t, cap(r.buf), 1<<20)
+	assert.Less(t, cap(r.manifestData), 1<<20)
 }
