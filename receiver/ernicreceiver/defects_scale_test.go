@@ -148,3 +148,23 @@ func TestScrapeHonoursContext(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "context deadline exceeded")
 }
+
+// The forget step is linear without a cap too: 200,000 remembered
+// instances, 200,000 others in the manifest (quadratic: 4e10 compares).
+func TestForgetLeftLinear(t *testing.T) {
+	const n = 200_000
+	s := &ernicScraper{instances: make(map[int64]*instanceState, n)}
+	insts := make([]rundir.Instance, n)
+	published := make([]*rundir.Instance, n)
+	for i := range n {
+		s.instances[int64(i+1)] = &instanceState{}
+		insts[i].ID = int64(n + i + 1)
+		published[i] = &insts[i]
+	}
+	s.instances[int64(n+1)] = &instanceState{} // still listed: kept
+	begin := time.Now()
+	s.forgetLeft(published)
+	assert.Less(t, time.Since(begin), 10*time.Second)
+	assert.Len(t, s.instances, 1)
+	assert.NotNil(t, s.instances[int64(n+1)])
+}
