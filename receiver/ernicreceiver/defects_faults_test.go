@@ -119,4 +119,12 @@ func TestExpectedStatesNotErrors(t *testing.T) {
 		require.NoError(t, err)
 	}
 	assert.Equal(t, 1, logs.FilterMessageSnippet("Manifest").Len(), "%v", logs.All())
+
+	// A run directory that is there but cannot be opened is a fault.
+	require.NoError(t, os.RemoveAll(f.runDir))
+	require.NoError(t, os.WriteFile(f.runDir, nil, 0o644))
+	now = now.Add(5 * time.Second)
+	_, err = s.scrape(context.Background())
+	require.ErrorContains(t, err, "run directory "+f.runDir)
+	assert.Equal(t, 1, logs.FilterMessageSnippet("Run directory").Len(), "no Info line for a fault")
 }

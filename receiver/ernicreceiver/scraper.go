@@ -219,16 +219,18 @@ func (s *ernicScraper) readManifest(ctx context.Context, errs *scrapeErrors) (*r
 		s.manifest = m
 		return m, true
 	}
-	if s.runDir == nil && !errors.Is(err, fs.ErrNotExist) {
-		errs.add("run-dir:"+err.Error(), 0, fmt.Errorf("run directory %s: %w", s.cfg.RunDir, err))
-	}
 	if s.runDir == nil || errors.Is(err, fs.ErrNotExist) {
-		// Expected states (rocm-ernic stopped, or starting): logged once
-		// at Info, not scrape errors.
-		if s.runDir == nil {
-			s.expected.enter(s.logger, "Run directory absent: nothing to publish until rocm-ernic creates it", s.cfg.RunDir)
-		} else {
+		switch {
+		case s.runDir != nil:
+			// Expected states (rocm-ernic starting, or stopped): logged
+			// once at Info, not scrape errors.
 			s.expected.enter(s.logger, "Manifest not written yet: nothing to publish until the launcher writes it", path)
+		case errors.Is(err, fs.ErrNotExist):
+			s.expected.enter(s.logger, "Run directory absent: nothing to publish until rocm-ernic creates it", s.cfg.RunDir)
+		default:
+			// There, but not a directory that can be opened: a fault.
+			s.expected.leave()
+			errs.add("run-dir:"+err.Error(), 0, fmt.Errorf("run directory %s: %w; nothing to publish", s.cfg.RunDir, err))
 		}
 		// The instances' state (owning process, start time, last
 		// snapshot) is kept: when the directory comes back with the same
