@@ -128,3 +128,24 @@ func TestExpectedStatesNotErrors(t *testing.T) {
 	require.ErrorContains(t, err, "run directory "+f.runDir)
 	assert.Equal(t, 1, logs.FilterMessageSnippet("Run directory").Len(), "no Info line for a fault")
 }
+
+// The receiver logs a scrape whose faults were all reported before at
+// Debug only (onlyReported), and any other error at Error.
+func TestOnlyReported(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	raw, err := os.ReadFile(filepath.Join(f.runDir, "2.stats"))
+	require.NoError(t, err)
+	f.write(t, "2.stats", replaceLine(t, string(raw), "rx_ucast_bytes : 498230", "rx_ucast_bytes : 4x"), now)
+	_, err = s.scrape(context.Background())
+	require.ErrorContains(t, err, "unusable lines")
+	assert.False(t, onlyReported(err))
+	assert.Equal(t, 1, failedOf(err))
+	now = now.Add(5 * time.Second)
+	_, err = s.scrape(context.Background())
+	assert.True(t, onlyReported(err), "%v", err)
+	assert.Equal(t, 1, failedOf(err), "still counted")
+	assert.False(t, onlyReported(errors.New("other")))
+	assert.True(t, onlyReported(errFaultsReported))
+}
