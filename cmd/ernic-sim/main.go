@@ -5,8 +5,9 @@
 // internal/sim and receiver/ernicreceiver/internal/rundir/README.md).
 //
 // Every instance gets its own live "server" process: ernic-sim re-executes
-// itself as "ernic-sim hold", a child that only blocks until its stdin closes
-// or a signal arrives, so the manifest pids are real. Instance 1 is the
+// itself as "ernic-sim hold" with ERNIC_SIM_HOLD=1 (sim.HoldIfChild), a
+// child that only blocks until its stdin closes or a signal arrives, so the
+// manifest pids are real. Instance 1 is the
 // manager (no VM, stats written only at startup and shutdown); instances
 // 2..N are workers with an attached VM whose stats are rewritten in place
 // every -interval; about every 60 s one worker gets a device reset.
@@ -45,10 +46,7 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == sim.HoldArg {
-		sim.Hold()
-		return
-	}
+	sim.HoldIfChild()
 	os.Exit(run())
 }
 

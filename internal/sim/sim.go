@@ -13,27 +13,38 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
 
 // HoldArg is the first argument of a simulated server child: the simulator
 // re-executes its own binary (os.Executable) as "<exe> hold" with HoldEnv=1
-// in the environment. cmd/ernic-sim handles the argument by calling Hold.
+// in the environment. That binary must call HoldIfChild first thing (in
+// main, or a test binary's TestMain), which holds in the child.
 const HoldArg = "hold"
 
-// HoldEnv is the environment variable that marks a simulated server child.
-// When it is "1", this package's init function calls Hold and exits the
-// process before main (or a test binary's TestMain) runs. That is what makes
-// the children work in any binary that links this package, test binaries of
-// any package included, without their cooperation.
+// HoldEnv is the environment variable that marks a simulated server child,
+// with HoldArg as the first argument; see HoldIfChild.
 const HoldEnv = "ERNIC_SIM_HOLD"
 
-func init() {
-	if os.Getenv(HoldEnv) == "1" {
+// canHold tells whether this binary called HoldIfChild, so that it can be
+// re-executed as a server child; without it the simulator uses its own pid
+// rather than start a binary that would run its tests (or main) again.
+var canHold atomic.Bool
+
+// HoldIfChild makes this binary able to be a simulated server child. When
+// it is one (first argument HoldArg and HoldEnv=1) it calls Hold and exits
+// the process; otherwise it returns at once. Call it first thing in main,
+// or in the TestMain of a test package that runs the simulator
+// (helper-process pattern): a test binary that merely links this package,
+// or runs with HoldEnv set in its environment, runs its tests as usual.
+func HoldIfChild() {
+	if len(os.Args) > 1 && os.Args[1] == HoldArg && os.Getenv(HoldEnv) == "1" {
 		Hold()
 		os.Exit(0)
 	}
+	canHold.Store(true)
 }
 
 // Hold blocks until standard input reaches EOF (the simulator closes the pipe
@@ -505,6 +516,9 @@ func (s *Sim) spawn(in *inst) {
 }
 
 func startChild() (*child, error) {
+	if !canHold.Load() {
+		return nil, errors.New("this binary does not call sim.HoldIfChild in its main or TestMain")
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err

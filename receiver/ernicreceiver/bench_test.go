@@ -123,13 +123,13 @@ func BenchmarkParse(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				m, err := r.ReadManifest(root)
+				m, err := r.ReadManifest(context.Background(), root)
 				if err != nil {
 					b.Fatal(err)
 				}
 				for i := range m.Instances {
 					name := m.Instances[i].StatsFile()
-					st, _, err := r.ReadStats(root, name, spares[name], nil)
+					st, _, err := r.ReadStats(context.Background(), root, name, spares[name], nil)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -209,7 +209,7 @@ func BenchmarkUnchanged(b *testing.B) {
 			require.NoError(b, err)
 			round := func() {
 				errs := &scrapeErrors{s: s, now: s.now()}
-				m, ok := s.readManifest(errs)
+				m, ok := s.readManifest(context.Background(), errs)
 				if !ok {
 					b.Fatal(errs.errs)
 				}

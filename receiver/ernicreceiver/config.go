@@ -22,6 +22,9 @@ const (
 	// published per instance: 1024 QPs are 8192 series with the default
 	// metrics.
 	DefaultMaxQPsPerInstance = 1024
+	// DefaultMaxInstances bounds the manifest instances whose series are
+	// published: four times the largest host measured (64 instances).
+	DefaultMaxInstances = 256
 	// MinCollectionInterval is the shortest collection_interval accepted: a
 	// bare number is read as nanoseconds, and a scrape loop that fast would
 	// only burn CPU on a file written about once a second.
@@ -52,6 +55,12 @@ type Config struct {
 	// lowest handles (a stable choice: QP blocks are never removed while a
 	// server lives); ernic.qp.unpublished counts the rest. 0 means no limit.
 	MaxQPsPerInstance int `mapstructure:"max_qps_per_instance"`
+	// MaxInstances is the instance guard: series are published for at most
+	// this many manifest instances, those with the lowest ids (a stable
+	// choice); the others are not looked up in /proc, their stats files are
+	// not read, and ernic.instances.unpublished counts them. 0 means no
+	// limit.
+	MaxInstances int `mapstructure:"max_instances"`
 	// MaxFileBytes is the largest run-directory file read, in bytes; a
 	// larger file is reported and skipped.
 	MaxFileBytes int64 `mapstructure:"max_file_bytes"`
@@ -86,6 +95,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxQPsPerInstance < 0 {
 		errs = append(errs, fmt.Errorf(`"max_qps_per_instance" is %d: it must be 0 (no limit) or a positive number of QPs`, c.MaxQPsPerInstance))
+	}
+	if c.MaxInstances < 0 {
+		errs = append(errs, fmt.Errorf(`"max_instances" is %d: it must be 0 (no limit) or a positive number of instances`, c.MaxInstances))
 	}
 	if c.MaxFileBytes <= 0 {
 		errs = append(errs, fmt.Errorf(`"max_file_bytes" is %d: it must be a positive number of bytes (default %d)`, c.MaxFileBytes, DefaultMaxFileBytes))

@@ -34,6 +34,7 @@ func TestConfigDefaults(t *testing.T) {
 	assert.Equal(t, "/proc", cfg.ProcDir)
 	assert.Equal(t, 5*time.Second, cfg.CollectionInterval, "the legacy exporter's interval")
 	assert.Equal(t, 1024, cfg.MaxQPsPerInstance)
+	assert.Equal(t, 256, cfg.MaxInstances)
 	assert.Equal(t, int64(64<<20), cfg.MaxFileBytes)
 	assert.Equal(t, 128, cfg.MaxLabelLength)
 	assert.True(t, cfg.Metrics.ErnicCommands.Enabled)
@@ -48,6 +49,7 @@ func TestConfigCustom(t *testing.T) {
 	assert.Equal(t, "/host/proc", cfg.ProcDir)
 	assert.Equal(t, time.Second, cfg.CollectionInterval)
 	assert.Equal(t, 0, cfg.MaxQPsPerInstance)
+	assert.Equal(t, 0, cfg.MaxInstances)
 	assert.Equal(t, int64(1<<20), cfg.MaxFileBytes)
 	assert.True(t, cfg.Metrics.ErnicQpWqesByOpcode.Enabled)
 	assert.False(t, cfg.Metrics.ErnicStatsAge.Enabled)
@@ -60,6 +62,7 @@ func TestConfigInvalid(t *testing.T) {
 		`"run_dir" must not be empty`,
 		`"proc_dir" must not be empty`,
 		`"max_qps_per_instance" is -1: it must be 0 (no limit) or a positive number of QPs`,
+		`"max_instances" is -2: it must be 0 (no limit) or a positive number of instances`,
 		`"max_file_bytes" is 0: it must be a positive number of bytes`,
 		`"max_label_length" is 3: it must be at least 16 bytes (default 128)`,
 	} {

@@ -58,6 +58,8 @@ var configErrorCases = []configErrorCase{
 		key: `"timeout"`, fix: ""},
 	{name: "negative max_qps_per_instance", yaml: `max_qps_per_instance: -1`, stage: "validate",
 		key: `"max_qps_per_instance"`, fix: "it must be 0 (no limit) or a positive number of QPs"},
+	{name: "negative max_instances", yaml: `max_instances: -1`, stage: "validate",
+		key: `"max_instances"`, fix: "it must be 0 (no limit) or a positive number of instances"},
 	{name: "negative max_file_bytes", yaml: `max_file_bytes: -4096`, stage: "validate",
 		key: `"max_file_bytes"`, fix: "it must be a positive number of bytes (default 67108864)"},
 	{name: "zero max_file_bytes", yaml: `max_file_bytes: 0`, stage: "validate",

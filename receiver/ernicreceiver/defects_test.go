@@ -113,3 +113,28 @@ func TestStatsOlderThanProcess(t *testing.T) {
 	}
 	assert.Empty(t, points(md, "ernic.commands", "ernic.id", "2"))
 }
+
+// When counters go down under the same pid, the new start time is not
+// before the last point published with the old one: the unchanged file
+// was not read again at the second scrape, but its values were published
+// then, so the new stream starts at that scrape, not at the last read.
+func TestResetStartAfterLastPublished(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	md := scrapeOK(t, s)
+	old := commandsStart(t, md, "2")
+
+	now = now.Add(5 * time.Second) // the file is unchanged: not read again
+	md = scrapeOK(t, s)
+	require.Equal(t, old, commandsStart(t, md, "2"))
+	lastOld := tsOf(now)
+
+	raw, err := os.ReadFile(filepath.Join(f.runDir, "2.stats"))
+	require.NoError(t, err)
+	f.write(t, "2.stats", replaceLine(t, string(raw), "interrupts              : 10440", "interrupts              : 10"), now.Add(3*time.Second))
+	now = now.Add(5 * time.Second)
+	md = scrapeOK(t, s)
+	assert.Equal(t, int64(10), intVal(t, md, "ernic.interrupts", "ernic.id", "2"))
+	assert.Equal(t, lastOld, commandsStart(t, md, "2"), "the new start is the last point of the old stream")
+}

@@ -33,6 +33,7 @@ func createDefaultConfig() component.Config {
 		RunDir:               DefaultRunDir,
 		ProcDir:              DefaultProcDir,
 		MaxQPsPerInstance:    DefaultMaxQPsPerInstance,
+		MaxInstances:         DefaultMaxInstances,
 		MaxFileBytes:         DefaultMaxFileBytes,
 		MaxLabelLength:       DefaultMaxLabelLength,
 	}

@@ -1,14 +1,20 @@
 package ernicreceiver // import "github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver"
 
 import (
+	"errors"
+	"strings"
 	"time"
+
+	"go.opentelemetry.io/collector/scraper/scrapererror"
+	"go.uber.org/zap"
 )
 
 // faultInterval is how often one persisting fault is reported again.
 const faultInterval = 10 * time.Minute
 
 // faultLimiter rate-limits fault reports by key (a fault kind plus the file
-// or instance it concerns): a key is reported the first time it is seen and
+// or instance it concerns, plus what tells one such fault from another: a
+// count, the first problem, the cause): a key is reported the first time it is seen and
 // then at most once per interval while it persists. The scraper returns
 // reported faults as (partial) scrape errors, which the scraper controller
 // logs, so one broken file yields one log line per interval, not one per
@@ -41,3 +47,54 @@ func (l *faultLimiter) prune(now time.Time) {
 		}
 	}
 }
+
+// scrapeErrors collects this scrape's faults. Only faults the limiter finds
+// due are returned (and so logged); all of them count as failed points.
+type scrapeErrors struct {
+	s      *ernicScraper
+	now    time.Time
+	errs   []error
+	failed int
+}
+
+// add counts a fault of failed points, and keeps err for the scrape's error
+// when the limiter finds key due.
+func (e *scrapeErrors) add(key string, failed int, err error) {
+	e.failed += failed
+	if e.s.faults.due(key, e.now) {
+		e.errs = append(e.errs, err)
+	}
+}
+
+// errFaultsReported is the scrape error when every fault of a scrape was
+// reported before: it carries their failed points, without a log line at
+// Error (onlyReported).
+var errFaultsReported = errors.New("faults reported before, still present")
+
+// onlyReported tells whether err is errFaultsReported, alone or as a
+// partial scrape error.
+func onlyReported(err error) bool {
+	var pe scrapererror.PartialScrapeError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Error(), errFaultsReported.Error())
+	}
+	return errors.Is(err, errFaultsReported)
+}
+
+// expectedState logs, once each time it is entered, a state that is no
+// fault: the run directory absent (rocm-ernic stopped) or the manifest not
+// written yet (rocm-ernic starting).
+type expectedState struct {
+	msg string
+}
+
+// enter logs msg at Info unless it is the current state.
+func (e *expectedState) enter(logger *zap.Logger, msg, path string) {
+	if e.msg != msg {
+		e.msg = msg
+		logger.Info(msg, zap.String("path", path))
+	}
+}
+
+// leave ends the current state, so that entering it again logs again.
+func (e *expectedState) leave() { e.msg = "" }

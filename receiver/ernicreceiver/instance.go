@@ -21,6 +21,13 @@ type instanceState struct {
 	procStart time.Time         // from /proc; zero when it could not be read
 	start     pcommon.Timestamp // start time of the instance's cumulative counters
 
+	liveness
+
+	// lastPublished is the time of the last scrape that published this
+	// instance's counters; a new start time is never earlier (a new
+	// stream must not overlap the old one; see accept and newProcess).
+	lastPublished time.Time
+
 	stats     *rundir.Stats // last complete stats file of this process; nil if none
 	spare     *rundir.Stats // the next read is parsed into it (its memory reused); nil for a new one
 	statsTime time.Time     // mtime of that file
@@ -76,6 +83,9 @@ func (st *instanceState) track(pid int, procStart, now time.Time) {
 		// adopt the true start.
 		st.procStart = procStart
 		st.start = pcommon.NewTimestampFromTime(procStart)
+		if st.lastPublished.After(procStart) {
+			st.start = pcommon.NewTimestampFromTime(st.lastPublished)
+		}
 	}
 }
 
@@ -85,10 +95,17 @@ func (st *instanceState) newProcess(pid int, procStart, now time.Time) {
 		st.prevWrites = st.stats.WriteCount
 	}
 	st.pid, st.procStart = pid, procStart
-	st.start = pcommon.NewTimestampFromTime(now)
+	start := now
 	if !procStart.IsZero() {
-		st.start = pcommon.NewTimestampFromTime(procStart)
+		start = procStart
 	}
+	// The previous process's counters may have been published after the
+	// new one started (the manifest or its file came late): the new
+	// stream starts no earlier than their last point.
+	if st.lastPublished.After(start) {
+		start = st.lastPublished
+	}
+	st.start = pcommon.NewTimestampFromTime(start)
 	st.stats, st.statsTime, st.statsInfo, st.seenAt = nil, time.Time{}, nil, time.Time{}
 	st.overflowLogged, st.otherMax = nil, nil
 	st.shrunkScrapes = 0
@@ -193,11 +210,18 @@ func (st *instanceState) checkShape(s *rundir.Stats) error {
 // accept makes s the instance's current snapshot. When any counter of s is
 // below the same counter of the previous snapshot of this process, the
 // counters were reset without the manifest or /proc showing it, and a new
-// start time begins at the previous read, the last moment the old values were
-// seen. Overflow log lines stay once per server process across such a reset.
+// start time begins at the later of the previous read (the last moment the
+// old values were seen) and the last point published with the old start
+// (an unchanged or torn file publishes the last read's values at later
+// scrapes): the new stream never overlaps the old one. Overflow log lines
+// stay once per server process across such a reset.
 func (st *instanceState) accept(s *rundir.Stats, info fs.FileInfo, now time.Time) {
 	if st.stats != nil && wentDown(st.stats, s) {
-		st.start = pcommon.NewTimestampFromTime(st.seenAt)
+		start := st.seenAt
+		if st.lastPublished.After(start) {
+			start = st.lastPublished
+		}
+		st.start = pcommon.NewTimestampFromTime(start)
 		st.otherMax = nil // a new start: (other opcodes) may start low
 	}
 	if st.stats != s {

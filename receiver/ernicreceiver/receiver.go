@@ -109,7 +109,13 @@ func (r *ernicReceiver) scrapeOnce(ctx context.Context) {
 		cerr := r.next.ConsumeMetrics(opCtx, md)
 		r.obs.EndMetricsOp(opCtx, metadata.Type.String(), n, cerr)
 	})
-	if err != nil {
+	switch {
+	case err == nil:
+	case onlyReported(err):
+		// Faults logged before and still present: counted, not logged
+		// again before the fault limiter's interval.
+		r.logger.Debug("Scrape with faults reported before", zap.Error(err))
+	default:
 		// scraperhelper's line, which the soak test and users' log
 		// alerts know; a partial scrape is one too.
 		r.logger.Error("Error scraping metrics", zap.Error(err))

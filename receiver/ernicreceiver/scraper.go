@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io/fs"
 	"math"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -40,8 +38,11 @@ type ernicScraper struct {
 	reader *rundir.Reader
 	procs  *procs.Table
 	faults *faultLimiter
-	stale  *staleness
-	now    func() time.Time
+	// expected is the expected state (run directory absent, manifest not
+	// written) the last scrape was in, logged once when entered.
+	expected expectedState
+	stale    *staleness
+	now      func() time.Time
 
 	manifest  *rundir.Manifest // last manifest read whole
 	instances map[int64]*instanceState
@@ -98,6 +99,12 @@ func (s *ernicScraper) start(context.Context, component.Host) error {
 		return fmt.Errorf("ernic receiver: proc_dir %q: %w (set proc_dir to the host's proc filesystem)", s.cfg.ProcDir, err)
 	}
 	s.procs = t
+	if t.Hidden() {
+		s.logger.Warn("proc_dir is mounted with hidepid: other users' processes are hidden (its stat is readable, its 1 is not), so the liveness of root's rocm-ernic servers cannot be known; "+
+			"their ernic.instance.up and uptime are not published and their start times are the first scrape's. "+
+			"Fix: mount -o remount,hidepid=off <proc_dir> (or hidepid=invisible,gid=<a group of the collector's user>, without PrivateUsers=), drop ProtectProc= from the unit, or run the collector as root",
+			zap.String("proc_dir", s.cfg.ProcDir))
+	}
 	s.hostName = s.cfg.HostName
 	if s.hostName == "" && s.cfg.ResourceAttributes.HostName.Enabled {
 		h, err := os.Hostname()
@@ -107,22 +114,6 @@ func (s *ernicScraper) start(context.Context, component.Host) error {
 		s.hostName = h
 	}
 	return nil
-}
-
-// scrapeErrors collects this scrape's faults. Only faults the limiter finds
-// due are returned (and so logged); all of them count as failed points.
-type scrapeErrors struct {
-	s      *ernicScraper
-	now    time.Time
-	errs   []error
-	failed int
-}
-
-func (e *scrapeErrors) add(key string, failed int, err error) {
-	e.failed += failed
-	if e.s.faults.due(key, e.now) {
-		e.errs = append(e.errs, err)
-	}
 }
 
 // scrape returns all the batches of one scrape (scrapeEach) in one
@@ -141,7 +132,7 @@ func (s *ernicScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 // series that ended), then one with the cluster gauges and the markers of
 // the instances that left. The error lists the faults due for a log line
 // (faultLimiter); it is a partial scrape error when points were published.
-func (s *ernicScraper) scrapeEach(_ context.Context, emit func(pmetric.Metrics)) error {
+func (s *ernicScraper) scrapeEach(ctx context.Context, emit func(pmetric.Metrics)) error {
 	now := s.now()
 	ts := pcommon.NewTimestampFromTime(now)
 	errs := &scrapeErrors{s: s, now: now}
@@ -158,25 +149,45 @@ func (s *ernicScraper) scrapeEach(_ context.Context, emit func(pmetric.Metrics))
 	}
 
 	last := pmetric.NewMetrics()
-	m, ok := s.readManifest(errs)
+	var cut error
+	m, ok := s.readManifest(ctx, errs)
 	if ok {
-		s.recordInstances(publish, m, now, ts, errs).MoveAndAppendTo(last.ResourceMetrics())
+		var cluster pmetric.ResourceMetricsSlice
+		cluster, cut = s.recordInstances(ctx, publish, m, now, ts, errs)
+		cluster.MoveAndAppendTo(last.ResourceMetrics())
+	} else if err := ctx.Err(); err != nil {
+		cut = fmt.Errorf("scrape cut while reading the manifest: %w", err)
 	}
 	if s.runDir != nil {
 		s.runDir.Close()
 		s.runDir = nil
 	}
+	s.reader.Trim()
 	rms := last.ResourceMetrics()
 	for i := range rms.Len() {
 		s.stale.mark(rms.At(i), ts)
 	}
-	s.stale.finish(ts).ResourceMetrics().MoveAndAppendTo(rms)
+	// A cut scrape did not see the instances it did not reach: their
+	// series are not ended.
+	s.stale.finish(ts, cut != nil).ResourceMetrics().MoveAndAppendTo(rms)
 	if rms.Len() > 0 {
 		points += last.DataPointCount()
 		emit(last)
 	}
+	if cut != nil {
+		errs.errs = append(errs.errs, cut)
+	}
 	if len(errs.errs) == 0 {
-		return nil
+		if errs.failed == 0 {
+			return nil
+		}
+		// Every fault was reported before: the error says so only, and
+		// still carries the count of failed points.
+		err := fmt.Errorf("%w: %d points", errFaultsReported, errs.failed)
+		if points == 0 {
+			return err
+		}
+		return scrapererror.NewPartialScrapeError(err, errs.failed)
 	}
 	err := errors.Join(errs.errs...)
 	if points == 0 {
@@ -188,7 +199,7 @@ func (s *ernicScraper) scrapeEach(_ context.Context, emit func(pmetric.Metrics))
 // readManifest reads instances.json. A missing run directory or manifest
 // means nothing to publish; a manifest that stays torn or invalid through
 // the retries falls back to the last good one.
-func (s *ernicScraper) readManifest(errs *scrapeErrors) (*rundir.Manifest, bool) {
+func (s *ernicScraper) readManifest(ctx context.Context, errs *scrapeErrors) (*rundir.Manifest, bool) {
 	path := filepath.Join(s.cfg.RunDir, rundir.ManifestFile)
 	// Opened anew each scrape: the directory may have been removed and
 	// created again since the last one.
@@ -196,20 +207,30 @@ func (s *ernicScraper) readManifest(errs *scrapeErrors) (*rundir.Manifest, bool)
 	var m *rundir.Manifest
 	if err == nil {
 		s.runDir = root
-		m, err = s.reader.ReadManifest(root)
+		m, err = s.reader.ReadManifest(ctx, root)
 	}
 	if err == nil {
+		s.expected.leave()
 		if n := len(m.Problems); n > 0 {
-			errs.add("manifest-entries", n, fmt.Errorf("%s: %d unusable entries or keys, the first: %w", path, n, m.Problems[0]))
+			// Keyed on the count and the first problem: a manifest
+			// that gets worse, or bad in another way, is reported at once.
+			errs.add(fmt.Sprintf("manifest-entries:%d:%v", n, m.Problems[0]), n, fmt.Errorf("%s: %d unusable entries or keys, the first: %w", path, n, m.Problems[0]))
 		}
 		s.manifest = m
 		return m, true
 	}
 	if s.runDir == nil || errors.Is(err, fs.ErrNotExist) {
-		if s.runDir == nil {
-			errs.add("run-dir", 0, fmt.Errorf("run directory %s: %w; nothing to publish until rocm-ernic creates it", s.cfg.RunDir, err))
-		} else {
-			errs.add("manifest-missing", 0, fmt.Errorf("%s does not exist yet; nothing to publish until the launcher writes it", path))
+		switch {
+		case s.runDir != nil:
+			// Expected states (rocm-ernic starting, or stopped): logged
+			// once at Info, not scrape errors.
+			s.expected.enter(s.logger, "Manifest not written yet: nothing to publish until the launcher writes it", path)
+		case errors.Is(err, fs.ErrNotExist):
+			s.expected.enter(s.logger, "Run directory absent: nothing to publish until rocm-ernic creates it", s.cfg.RunDir)
+		default:
+			// There, but not a directory that can be opened: a fault.
+			s.expected.leave()
+			errs.add("run-dir:"+err.Error(), 0, fmt.Errorf("run directory %s: %w; nothing to publish", s.cfg.RunDir, err))
 		}
 		// The instances' state (owning process, start time, last
 		// snapshot) is kept: when the directory comes back with the same
@@ -217,119 +238,32 @@ func (s *ernicScraper) readManifest(errs *scrapeErrors) (*rundir.Manifest, bool)
 		s.manifest = nil
 		return nil, false
 	}
+	s.expected.leave()
 	if s.manifest != nil {
-		errs.add("manifest", 1, fmt.Errorf("%w; using the last complete manifest", err))
+		errs.add("manifest:"+err.Error(), 1, fmt.Errorf("%w; using the last complete manifest", err))
 		return s.manifest, true
 	}
-	errs.add("manifest", 1, err)
+	errs.add("manifest:"+err.Error(), 1, err)
 	return nil, false
-}
-
-// recordInstances publishes one batch per manifest instance, its resource
-// (ernic.id, role, host.name when enabled), and returns the cluster gauges
-// in a resource with host.name only.
-func (s *ernicScraper) recordInstances(publish func(pmetric.Metrics), m *rundir.Manifest, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) pmetric.ResourceMetricsSlice {
-	// Forget instances that left the manifest.
-	for id := range s.instances {
-		if !slices.ContainsFunc(m.Instances, func(i rundir.Instance) bool { return i.ID == id }) {
-			delete(s.instances, id)
-		}
-	}
-	vms := 0
-	for i := range m.Instances {
-		inst := &m.Instances[i]
-		if inst.VM != nil && inst.VM.Attached {
-			vms++
-		}
-		s.recordInstance(publish, inst, now, ts, errs)
-	}
-	// The cluster gauges have no start time; their resource is the host
-	// only.
-	s.mb.Reset(metadata.WithStartTime(0))
-	s.mb.RecordErnicInstancesDataPoint(ts, int64(len(m.Instances)))
-	s.mb.RecordErnicVmsDataPoint(ts, int64(vms))
-	rb := s.mb.NewResourceBuilder()
-	rb.SetHostName(s.hostName)
-	return s.mb.Emit(metadata.WithResource(rb.Emit())).ResourceMetrics()
-}
-
-// emitInstance publishes the instance's resource (ernic.id, role) with the
-// metrics the builder and s.bulk recorded for it.
-func (s *ernicScraper) emitInstance(publish func(pmetric.Metrics), id, role string) {
-	rb := s.mb.NewResourceBuilder()
-	rb.SetErnicID(id)
-	rb.SetRole(role)
-	rb.SetHostName(s.hostName)
-	res := rb.Emit()
-	md := s.mb.Emit(metadata.WithResource(res))
-	rms := md.ResourceMetrics()
-	if s.bulk != nil && s.bulk.out.Len() > 0 {
-		if rms.Len() == 0 {
-			rm := rms.AppendEmpty()
-			res.MoveTo(rm.Resource())
-			sm := rm.ScopeMetrics().AppendEmpty()
-			sm.Scope().SetName(metadata.ScopeName)
-			sm.Scope().SetVersion(s.scopeVersion)
-		}
-		s.bulk.moveTo(rms.At(0).ScopeMetrics().At(0).Metrics())
-	}
-	if rms.Len() > 0 {
-		publish(md)
-	}
-}
-
-func (s *ernicScraper) recordInstance(publish func(pmetric.Metrics), inst *rundir.Instance, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
-	id := strconv.FormatInt(inst.ID, 10)
-	st := s.instances[inst.ID]
-	if st == nil {
-		st = &instanceState{}
-		s.instances[inst.ID] = st
-	}
-
-	// The manifest may be the last good one, reused: its strings are cut
-	// on a copy, so that each scrape counts them again.
-	inst = cappedCopy(inst)
-	truncated := capInstanceLabels(inst, s.cfg.MaxLabelLength)
-	proc, err := s.procs.Lookup(inst.PID)
-	if err != nil {
-		errs.add("proc:"+id, 1, fmt.Errorf("instance %s: %w", id, err))
-	}
-	st.track(inst.PID, proc.Start, now)
-	s.readStats(inst, id, st, now, errs)
-
-	// Every point of this instance carries its counters' start time.
-	s.mb.Reset(metadata.WithStartTime(st.start))
-	up := int64(0)
-	if proc.Alive {
-		up = 1
-		if !proc.Start.IsZero() {
-			s.mb.RecordErnicInstanceUptimeDataPoint(ts, now.Sub(proc.Start).Seconds())
-		}
-	}
-	s.mb.RecordErnicInstanceUpDataPoint(ts, up, inst.MAC)
-	s.recordVM(inst, id, now, ts, errs)
-	if st.stats != nil {
-		s.recordStats(st, id, now, ts, errs)
-		truncated += st.statsTruncated
-	}
-	s.mb.RecordErnicLabelsTruncatedDataPoint(ts, int64(truncated))
-	s.emitInstance(publish, id, inst.Role)
 }
 
 // readStats reads the instance's stats file into st: a complete file of the
 // owning process becomes the current snapshot; a torn one leaves the last
 // snapshot of the same process in place; a missing file or one left by a
 // previous process leaves none.
-func (s *ernicScraper) readStats(inst *rundir.Instance, id string, st *instanceState, now time.Time, errs *scrapeErrors) {
+func (s *ernicScraper) readStats(ctx context.Context, inst *rundir.Instance, id string, st *instanceState, now time.Time, errs *scrapeErrors) {
 	path := filepath.Join(s.cfg.RunDir, inst.StatsFile())
 	if st.unchanged(s.runDir, inst.StatsFile()) {
 		return // the snapshot is the file's content
 	}
-	stats, info, err := s.reader.ReadStats(s.runDir, inst.StatsFile(), st.spare, st.checkShape)
+	stats, info, err := s.reader.ReadStats(ctx, s.runDir, inst.StatsFile(), st.spare, st.checkShape)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		// The server has not written its first file yet: no device metrics.
 		st.stats = nil
+	case err != nil && ctx.Err() != nil:
+		// The scrape was cut (recordInstances reports it); the last
+		// snapshot stays.
 	case err != nil:
 		kind := "unreadable"
 		switch {
@@ -343,23 +277,37 @@ func (s *ernicScraper) readStats(inst *rundir.Instance, id string, st *instanceS
 		if st.stats != nil {
 			what = "publishing the last complete read of " + st.seenAt.Format(time.RFC3339)
 		}
-		errs.add("stats-"+kind+":"+id, 1, fmt.Errorf("instance %s: %w; %s", id, err, what))
+		key := "stats-" + kind + ":" + id
+		if kind == "unreadable" {
+			key += ":" + err.Error() // another cause is another fault
+		}
+		errs.add(key, 1, fmt.Errorf("instance %s: %w; %s", id, err, what))
 	case st.fromPreviousProcess(stats, info.ModTime()):
 		// The new server process has not written yet: these counters
 		// belong to the previous one and its start time. Normal for the
 		// moments after a start; a live server whose file stays older
 		// than the process is reported (a file restored or touched by
-		// hand, a server that cannot write).
+		// hand, a server that cannot write). A process that replaced
+		// the one seen at the same pid is reported as not the server
+		// (notServer) instead.
+		st.wrote(info.ModTime())
 		st.stats = nil
-		if now.Sub(st.procStart) > oldFileGrace {
-			errs.add("stats-before-process:"+id, 1, fmt.Errorf("%s: modified %s, before its server process (pid %d) started at %s; not published until the server writes it",
+		if now.Sub(st.procStart) > oldFileGrace && !st.reused {
+			errs.add(fmt.Sprintf("stats-before-process:%s:%d", id, st.pid), 1, fmt.Errorf("%s: modified %s, before its server process (pid %d) started at %s; not published until the server writes it",
 				path, info.ModTime().Format(time.RFC3339), st.pid, st.procStart.Format(time.RFC3339)))
 		}
 	default:
 		if n := len(stats.Problems); n > 0 {
-			errs.add("stats-lines:"+id, n, fmt.Errorf("%s: %d unusable lines, the first: %w", path, n, stats.Problems[0]))
+			errs.add(fmt.Sprintf("stats-lines:%s:%d:%v", id, n, stats.Problems[0]), n, fmt.Errorf("%s: %d unusable lines, the first: %w", path, n, stats.Problems[0]))
 		}
-		st.statsTruncated = capStatsLabels(stats, s.cfg.MaxLabelLength)
+		var bad labelFaults
+		st.statsTruncated = capStatsLabels(stats, s.cfg.MaxLabelLength, &bad)
+		if bad.n > 0 {
+			errs.add(fmt.Sprintf("labels-utf8:%s:%d", id, bad.n), 0, fmt.Errorf("instance %s: %d attribute values with invalid UTF-8 in %s (the first: %q); published with U+FFFD and a hash of the raw value, counted in ernic.labels.truncated",
+				id, bad.n, path, bad.first))
+		}
+		st.wrote(info.ModTime())
+		st.serverWrote()
 		st.accept(stats, info, now)
 	}
 }
@@ -381,7 +329,7 @@ func (s *ernicScraper) recordVM(inst *rundir.Instance, id string, now time.Time,
 	// future (a second of clock skew allowed).
 	validLaunch := vm.HasLaunchedAt && vm.LaunchedAt > 0 && vm.LaunchedAt <= nowSec+1
 	if vm.HasLaunchedAt && !validLaunch {
-		errs.add("vm-launched-at:"+id, 1, fmt.Errorf("instance %s: vm.launched_at %v is not an epoch time in the past; using the age of vm_pid if any", id, vm.LaunchedAt))
+		errs.add(fmt.Sprintf("vm-launched-at:%s:%v", id, vm.LaunchedAt), 1, fmt.Errorf("instance %s: vm.launched_at %v is not an epoch time in the past; using the age of vm_pid if any", id, vm.LaunchedAt))
 	}
 	switch {
 	case validLaunch:
@@ -627,62 +575,6 @@ func (s *ernicScraper) logOverflow(st *instanceState, id, name string, v uint64)
 	st.overflowLogged[name] = true
 	s.logger.Warn("Counter above 2^63-1 not published (an OTLP or Prometheus integer cannot hold it); logged once per server process",
 		zap.String("ernic.id", id), zap.String("counter", name), zap.Uint64("value", v), zap.Int("pid", st.pid))
-}
-
-// cappedCopy returns a copy of inst whose strings capInstanceLabels may cut.
-func cappedCopy(inst *rundir.Instance) *rundir.Instance {
-	c := *inst
-	if inst.VM != nil {
-		vm := *inst.VM
-		c.VM = &vm
-	}
-	return &c
-}
-
-// capInstanceLabels cuts the manifest strings of inst that become attribute
-// values to max bytes; it returns how many it cut.
-func capInstanceLabels(inst *rundir.Instance, max int) int {
-	n := capLabel(&inst.Role, max) + capLabel(&inst.MAC, max)
-	if inst.VM != nil {
-		n += capLabel(&inst.VM.Name, max)
-	}
-	return n
-}
-
-// capStatsLabels cuts the stats-file strings of s that become attribute
-// values (connection state, LIF counter and opcode names) to max bytes; it
-// returns how many it cut.
-func capStatsLabels(s *rundir.Stats, max int) int {
-	n := capLabel(&s.Connection, max)
-	for i := range s.LIF {
-		n += capLabel(&s.LIF[i].Name, max)
-	}
-	for q := range s.QPs {
-		for i := range s.QPs[q].Opcodes {
-			n += capLabel(&s.QPs[q].Opcodes[i].Name, max)
-		}
-	}
-	return n
-}
-
-// capLabel cuts *v to at most max bytes; 1 when it cut. A cut value keeps
-// its first bytes (up to a UTF-8 boundary) and ends with "~" and 8 hex
-// digits of the FNV-1a hash of the whole value, so that two values that
-// share their first max bytes (two LIF counters, two opcodes) stay two
-// series instead of becoming one.
-func capLabel(v *string, max int) int {
-	if len(*v) <= max {
-		return 0
-	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(*v))
-	suffix := fmt.Sprintf("~%08x", h.Sum32())
-	cut := max - len(suffix)
-	for cut > 0 && !utf8.RuneStart((*v)[cut]) {
-		cut--
-	}
-	*v = (*v)[:cut] + suffix
-	return 1
 }
 
 // reaggregates reports whether an enabled metric of mc has fewer attributes

@@ -288,12 +288,14 @@ func (t *staleness) endMetricsNotIn(res *resource, ms pmetric.MetricSlice, ts pc
 
 // finish ends the scrape: it returns the markers at ts of the resources
 // the scrape did not publish (and forgets them), and of the resources it
-// published in several batches.
-func (t *staleness) finish(ts pcommon.Timestamp) pmetric.Metrics {
+// published in several batches. After a cut scrape (cut), the resources it
+// did not publish are kept as they are: they were not seen to end, and the
+// next whole scrape ends them if they did.
+func (t *staleness) finish(ts pcommon.Timestamp, cut bool) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	for key, res := range t.resources {
 		published := res.gen == t.gen
-		if published && !res.again && !res.multi {
+		if published && !res.again && !res.multi || !published && cut {
 			continue
 		}
 		rm := md.ResourceMetrics().AppendEmpty()

@@ -74,6 +74,8 @@ var contract = []family{
 var beyondContract = []family{
 	// ernic.qp.unpublished: QP blocks over max_qps_per_instance.
 	{"ernic_qp_unpublished", gauge, []string{"ernic_id", "role"}},
+	// ernic.instances.unpublished: instances over max_instances.
+	{"ernic_instances_unpublished", gauge, nil},
 	// ernic.labels.truncated: attribute values cut to max_label_length.
 	{"ernic_labels_truncated", gauge, []string{"ernic_id", "role"}},
 }

@@ -629,6 +629,25 @@ func faultKey(msg string) string {
 	return "other:" + reDigits.ReplaceAllString(m, "N")
 }
 
+// timesKey is the key under which the receiver's fault limiter rates a
+// fault of key k with message msg: for the kinds where a different count,
+// first problem or cause is a new fault (receiver faults.go: reported at
+// once), the message without its varying tail.
+func timesKey(k, msg string) string {
+	for _, kind := range []string{"manifest", "stats-lines:", "proc:", "vm-launched-at:", "stats-unreadable:"} {
+		if strings.HasPrefix(k, kind) {
+			if i := strings.Index(msg, "; publishing the last complete read"); i >= 0 {
+				msg = msg[:i]
+			}
+			if i := strings.Index(msg, "; no device metrics this scrape"); i >= 0 {
+				msg = msg[:i]
+			}
+			return k + "|" + msg
+		}
+	}
+	return k
+}
+
 type logReport struct {
 	Keys        map[string]int    `json:"fault_log_lines_by_key"`
 	Examples    map[string]string `json:"fault_log_example_by_key"`
@@ -666,7 +685,8 @@ func analyseLog(out string, run *chaosRun) *logReport {
 				}
 				k := faultKey(e)
 				r.Keys[k]++
-				r.times[k] = append(r.times[k], l.TS)
+				tk := timesKey(k, e)
+				r.times[tk] = append(r.times[tk], l.TS)
 				if _, ok := r.Examples[k]; !ok {
 					r.Examples[k] = e
 				}

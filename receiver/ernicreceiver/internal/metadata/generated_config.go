@@ -185,6 +185,26 @@ func (ms *ErnicInstancesMetricConfig) Unmarshal(parser *confmap.Conf) error {
 	return nil
 }
 
+// ErnicInstancesUnpublishedMetricConfig provides config for the ernic.instances.unpublished metric.
+type ErnicInstancesUnpublishedMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ErnicInstancesUnpublishedMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // ErnicInterruptsMetricConfig provides config for the ernic.interrupts metric.
 type ErnicInterruptsMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -1096,42 +1116,43 @@ func (ms *ErnicVmsMetricConfig) Unmarshal(parser *confmap.Conf) error {
 
 // MetricsConfig provides config for ernic metrics.
 type MetricsConfig struct {
-	ErnicCommands          ErnicCommandsMetricConfig          `mapstructure:"ernic.commands"`
-	ErnicConnectionUp      ErnicConnectionUpMetricConfig      `mapstructure:"ernic.connection.up"`
-	ErnicFlrReset          ErnicFlrResetMetricConfig          `mapstructure:"ernic.flr.reset"`
-	ErnicInstanceUp        ErnicInstanceUpMetricConfig        `mapstructure:"ernic.instance.up"`
-	ErnicInstanceUptime    ErnicInstanceUptimeMetricConfig    `mapstructure:"ernic.instance.uptime"`
-	ErnicInstances         ErnicInstancesMetricConfig         `mapstructure:"ernic.instances"`
-	ErnicInterrupts        ErnicInterruptsMetricConfig        `mapstructure:"ernic.interrupts"`
-	ErnicIPBytes           ErnicIPBytesMetricConfig           `mapstructure:"ernic.ip.bytes"`
-	ErnicIPBytesRx         ErnicIPBytesRxMetricConfig         `mapstructure:"ernic.ip.bytes.rx"`
-	ErnicIPBytesTx         ErnicIPBytesTxMetricConfig         `mapstructure:"ernic.ip.bytes.tx"`
-	ErnicLabelsTruncated   ErnicLabelsTruncatedMetricConfig   `mapstructure:"ernic.labels.truncated"`
-	ErnicLifCounter        ErnicLifCounterMetricConfig        `mapstructure:"ernic.lif.counter"`
-	ErnicMmioReads         ErnicMmioReadsMetricConfig         `mapstructure:"ernic.mmio.reads"`
-	ErnicMmioWrites        ErnicMmioWritesMetricConfig        `mapstructure:"ernic.mmio.writes"`
-	ErnicQpBytesRdmaRead   ErnicQpBytesRdmaReadMetricConfig   `mapstructure:"ernic.qp.bytes.rdma_read"`
-	ErnicQpBytesRdmaWrite  ErnicQpBytesRdmaWriteMetricConfig  `mapstructure:"ernic.qp.bytes.rdma_write"`
-	ErnicQpBytesReceived   ErnicQpBytesReceivedMetricConfig   `mapstructure:"ernic.qp.bytes.received"`
-	ErnicQpBytesSent       ErnicQpBytesSentMetricConfig       `mapstructure:"ernic.qp.bytes.sent"`
-	ErnicQpCount           ErnicQpCountMetricConfig           `mapstructure:"ernic.qp.count"`
-	ErnicQpCqesPosted      ErnicQpCqesPostedMetricConfig      `mapstructure:"ernic.qp.cqes.posted"`
-	ErnicQpDoorbellRecv    ErnicQpDoorbellRecvMetricConfig    `mapstructure:"ernic.qp.doorbell.recv"`
-	ErnicQpDoorbellSend    ErnicQpDoorbellSendMetricConfig    `mapstructure:"ernic.qp.doorbell.send"`
-	ErnicQpUnpublished     ErnicQpUnpublishedMetricConfig     `mapstructure:"ernic.qp.unpublished"`
-	ErnicQpWqesByOpcode    ErnicQpWqesByOpcodeMetricConfig    `mapstructure:"ernic.qp.wqes.by_opcode"`
-	ErnicQpWqesProcessed   ErnicQpWqesProcessedMetricConfig   `mapstructure:"ernic.qp.wqes.processed"`
-	ErnicRdmaBytes         ErnicRdmaBytesMetricConfig         `mapstructure:"ernic.rdma.bytes"`
-	ErnicRdmaBytesRead     ErnicRdmaBytesReadMetricConfig     `mapstructure:"ernic.rdma.bytes.read"`
-	ErnicRdmaBytesReceived ErnicRdmaBytesReceivedMetricConfig `mapstructure:"ernic.rdma.bytes.received"`
-	ErnicRdmaBytesSent     ErnicRdmaBytesSentMetricConfig     `mapstructure:"ernic.rdma.bytes.sent"`
-	ErnicRdmaBytesWrite    ErnicRdmaBytesWriteMetricConfig    `mapstructure:"ernic.rdma.bytes.write"`
-	ErnicStatsAge          ErnicStatsAgeMetricConfig          `mapstructure:"ernic.stats.age"`
-	ErnicStatsWrites       ErnicStatsWritesMetricConfig       `mapstructure:"ernic.stats.writes"`
-	ErnicVMAttached        ErnicVMAttachedMetricConfig        `mapstructure:"ernic.vm.attached"`
-	ErnicVMGpuPassthrough  ErnicVMGpuPassthroughMetricConfig  `mapstructure:"ernic.vm.gpu_passthrough"`
-	ErnicVMUptime          ErnicVMUptimeMetricConfig          `mapstructure:"ernic.vm.uptime"`
-	ErnicVms               ErnicVmsMetricConfig               `mapstructure:"ernic.vms"`
+	ErnicCommands             ErnicCommandsMetricConfig             `mapstructure:"ernic.commands"`
+	ErnicConnectionUp         ErnicConnectionUpMetricConfig         `mapstructure:"ernic.connection.up"`
+	ErnicFlrReset             ErnicFlrResetMetricConfig             `mapstructure:"ernic.flr.reset"`
+	ErnicInstanceUp           ErnicInstanceUpMetricConfig           `mapstructure:"ernic.instance.up"`
+	ErnicInstanceUptime       ErnicInstanceUptimeMetricConfig       `mapstructure:"ernic.instance.uptime"`
+	ErnicInstances            ErnicInstancesMetricConfig            `mapstructure:"ernic.instances"`
+	ErnicInstancesUnpublished ErnicInstancesUnpublishedMetricConfig `mapstructure:"ernic.instances.unpublished"`
+	ErnicInterrupts           ErnicInterruptsMetricConfig           `mapstructure:"ernic.interrupts"`
+	ErnicIPBytes              ErnicIPBytesMetricConfig              `mapstructure:"ernic.ip.bytes"`
+	ErnicIPBytesRx            ErnicIPBytesRxMetricConfig            `mapstructure:"ernic.ip.bytes.rx"`
+	ErnicIPBytesTx            ErnicIPBytesTxMetricConfig            `mapstructure:"ernic.ip.bytes.tx"`
+	ErnicLabelsTruncated      ErnicLabelsTruncatedMetricConfig      `mapstructure:"ernic.labels.truncated"`
+	ErnicLifCounter           ErnicLifCounterMetricConfig           `mapstructure:"ernic.lif.counter"`
+	ErnicMmioReads            ErnicMmioReadsMetricConfig            `mapstructure:"ernic.mmio.reads"`
+	ErnicMmioWrites           ErnicMmioWritesMetricConfig           `mapstructure:"ernic.mmio.writes"`
+	ErnicQpBytesRdmaRead      ErnicQpBytesRdmaReadMetricConfig      `mapstructure:"ernic.qp.bytes.rdma_read"`
+	ErnicQpBytesRdmaWrite     ErnicQpBytesRdmaWriteMetricConfig     `mapstructure:"ernic.qp.bytes.rdma_write"`
+	ErnicQpBytesReceived      ErnicQpBytesReceivedMetricConfig      `mapstructure:"ernic.qp.bytes.received"`
+	ErnicQpBytesSent          ErnicQpBytesSentMetricConfig          `mapstructure:"ernic.qp.bytes.sent"`
+	ErnicQpCount              ErnicQpCountMetricConfig              `mapstructure:"ernic.qp.count"`
+	ErnicQpCqesPosted         ErnicQpCqesPostedMetricConfig         `mapstructure:"ernic.qp.cqes.posted"`
+	ErnicQpDoorbellRecv       ErnicQpDoorbellRecvMetricConfig       `mapstructure:"ernic.qp.doorbell.recv"`
+	ErnicQpDoorbellSend       ErnicQpDoorbellSendMetricConfig       `mapstructure:"ernic.qp.doorbell.send"`
+	ErnicQpUnpublished        ErnicQpUnpublishedMetricConfig        `mapstructure:"ernic.qp.unpublished"`
+	ErnicQpWqesByOpcode       ErnicQpWqesByOpcodeMetricConfig       `mapstructure:"ernic.qp.wqes.by_opcode"`
+	ErnicQpWqesProcessed      ErnicQpWqesProcessedMetricConfig      `mapstructure:"ernic.qp.wqes.processed"`
+	ErnicRdmaBytes            ErnicRdmaBytesMetricConfig            `mapstructure:"ernic.rdma.bytes"`
+	ErnicRdmaBytesRead        ErnicRdmaBytesReadMetricConfig        `mapstructure:"ernic.rdma.bytes.read"`
+	ErnicRdmaBytesReceived    ErnicRdmaBytesReceivedMetricConfig    `mapstructure:"ernic.rdma.bytes.received"`
+	ErnicRdmaBytesSent        ErnicRdmaBytesSentMetricConfig        `mapstructure:"ernic.rdma.bytes.sent"`
+	ErnicRdmaBytesWrite       ErnicRdmaBytesWriteMetricConfig       `mapstructure:"ernic.rdma.bytes.write"`
+	ErnicStatsAge             ErnicStatsAgeMetricConfig             `mapstructure:"ernic.stats.age"`
+	ErnicStatsWrites          ErnicStatsWritesMetricConfig          `mapstructure:"ernic.stats.writes"`
+	ErnicVMAttached           ErnicVMAttachedMetricConfig           `mapstructure:"ernic.vm.attached"`
+	ErnicVMGpuPassthrough     ErnicVMGpuPassthroughMetricConfig     `mapstructure:"ernic.vm.gpu_passthrough"`
+	ErnicVMUptime             ErnicVMUptimeMetricConfig             `mapstructure:"ernic.vm.uptime"`
+	ErnicVms                  ErnicVmsMetricConfig                  `mapstructure:"ernic.vms"`
 }
 
 func DefaultMetricsConfig() MetricsConfig {
@@ -1156,6 +1177,9 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled: true,
 		},
 		ErnicInstances: ErnicInstancesMetricConfig{
+			Enabled: true,
+		},
+		ErnicInstancesUnpublished: ErnicInstancesUnpublishedMetricConfig{
 			Enabled: true,
 		},
 		ErnicInterrupts: ErnicInterruptsMetricConfig{

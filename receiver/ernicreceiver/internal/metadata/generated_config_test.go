@@ -48,6 +48,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ErnicInstances: ErnicInstancesMetricConfig{
 						Enabled: true,
 					},
+					ErnicInstancesUnpublished: ErnicInstancesUnpublishedMetricConfig{
+						Enabled: true,
+					},
 					ErnicInterrupts: ErnicInterruptsMetricConfig{
 						Enabled: true,
 					},
@@ -194,6 +197,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ErnicInstances: ErnicInstancesMetricConfig{
 						Enabled: false,
 					},
+					ErnicInstancesUnpublished: ErnicInstancesUnpublishedMetricConfig{
+						Enabled: false,
+					},
 					ErnicInterrupts: ErnicInterruptsMetricConfig{
 						Enabled: false,
 					},
@@ -318,7 +324,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ErnicCommandsMetricConfig{}, ErnicConnectionUpMetricConfig{}, ErnicFlrResetMetricConfig{}, ErnicInstanceUpMetricConfig{}, ErnicInstanceUptimeMetricConfig{}, ErnicInstancesMetricConfig{}, ErnicInterruptsMetricConfig{}, ErnicIPBytesMetricConfig{}, ErnicIPBytesRxMetricConfig{}, ErnicIPBytesTxMetricConfig{}, ErnicLabelsTruncatedMetricConfig{}, ErnicLifCounterMetricConfig{}, ErnicMmioReadsMetricConfig{}, ErnicMmioWritesMetricConfig{}, ErnicQpBytesRdmaReadMetricConfig{}, ErnicQpBytesRdmaWriteMetricConfig{}, ErnicQpBytesReceivedMetricConfig{}, ErnicQpBytesSentMetricConfig{}, ErnicQpCountMetricConfig{}, ErnicQpCqesPostedMetricConfig{}, ErnicQpDoorbellRecvMetricConfig{}, ErnicQpDoorbellSendMetricConfig{}, ErnicQpUnpublishedMetricConfig{}, ErnicQpWqesByOpcodeMetricConfig{}, ErnicQpWqesProcessedMetricConfig{}, ErnicRdmaBytesMetricConfig{}, ErnicRdmaBytesReadMetricConfig{}, ErnicRdmaBytesReceivedMetricConfig{}, ErnicRdmaBytesSentMetricConfig{}, ErnicRdmaBytesWriteMetricConfig{}, ErnicStatsAgeMetricConfig{}, ErnicStatsWritesMetricConfig{}, ErnicVMAttachedMetricConfig{}, ErnicVMGpuPassthroughMetricConfig{}, ErnicVMUptimeMetricConfig{}, ErnicVmsMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ErnicCommandsMetricConfig{}, ErnicConnectionUpMetricConfig{}, ErnicFlrResetMetricConfig{}, ErnicInstanceUpMetricConfig{}, ErnicInstanceUptimeMetricConfig{}, ErnicInstancesMetricConfig{}, ErnicInstancesUnpublishedMetricConfig{}, ErnicInterruptsMetricConfig{}, ErnicIPBytesMetricConfig{}, ErnicIPBytesRxMetricConfig{}, ErnicIPBytesTxMetricConfig{}, ErnicLabelsTruncatedMetricConfig{}, ErnicLifCounterMetricConfig{}, ErnicMmioReadsMetricConfig{}, ErnicMmioWritesMetricConfig{}, ErnicQpBytesRdmaReadMetricConfig{}, ErnicQpBytesRdmaWriteMetricConfig{}, ErnicQpBytesReceivedMetricConfig{}, ErnicQpBytesSentMetricConfig{}, ErnicQpCountMetricConfig{}, ErnicQpCqesPostedMetricConfig{}, ErnicQpDoorbellRecvMetricConfig{}, ErnicQpDoorbellSendMetricConfig{}, ErnicQpUnpublishedMetricConfig{}, ErnicQpWqesByOpcodeMetricConfig{}, ErnicQpWqesProcessedMetricConfig{}, ErnicRdmaBytesMetricConfig{}, ErnicRdmaBytesReadMetricConfig{}, ErnicRdmaBytesReceivedMetricConfig{}, ErnicRdmaBytesSentMetricConfig{}, ErnicRdmaBytesWriteMetricConfig{}, ErnicStatsAgeMetricConfig{}, ErnicStatsWritesMetricConfig{}, ErnicVMAttachedMetricConfig{}, ErnicVMGpuPassthroughMetricConfig{}, ErnicVMUptimeMetricConfig{}, ErnicVmsMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}

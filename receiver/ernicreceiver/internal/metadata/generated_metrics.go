@@ -40,6 +40,9 @@ var MetricsInfo = metricsInfo{
 	ErnicInstances: metricInfo{
 		Name: "ernic.instances",
 	},
+	ErnicInstancesUnpublished: metricInfo{
+		Name: "ernic.instances.unpublished",
+	},
 	ErnicInterrupts: metricInfo{
 		Name: "ernic.interrupts",
 	},
@@ -144,42 +147,43 @@ var MetricsInfo = metricsInfo{
 }
 
 type metricsInfo struct {
-	ErnicCommands          metricInfo
-	ErnicConnectionUp      metricInfo
-	ErnicFlrReset          metricInfo
-	ErnicInstanceUp        metricInfo
-	ErnicInstanceUptime    metricInfo
-	ErnicInstances         metricInfo
-	ErnicInterrupts        metricInfo
-	ErnicIPBytes           metricInfo
-	ErnicIPBytesRx         metricInfo
-	ErnicIPBytesTx         metricInfo
-	ErnicLabelsTruncated   metricInfo
-	ErnicLifCounter        metricInfo
-	ErnicMmioReads         metricInfo
-	ErnicMmioWrites        metricInfo
-	ErnicQpBytesRdmaRead   metricInfo
-	ErnicQpBytesRdmaWrite  metricInfo
-	ErnicQpBytesReceived   metricInfo
-	ErnicQpBytesSent       metricInfo
-	ErnicQpCount           metricInfo
-	ErnicQpCqesPosted      metricInfo
-	ErnicQpDoorbellRecv    metricInfo
-	ErnicQpDoorbellSend    metricInfo
-	ErnicQpUnpublished     metricInfo
-	ErnicQpWqesByOpcode    metricInfo
-	ErnicQpWqesProcessed   metricInfo
-	ErnicRdmaBytes         metricInfo
-	ErnicRdmaBytesRead     metricInfo
-	ErnicRdmaBytesReceived metricInfo
-	ErnicRdmaBytesSent     metricInfo
-	ErnicRdmaBytesWrite    metricInfo
-	ErnicStatsAge          metricInfo
-	ErnicStatsWrites       metricInfo
-	ErnicVMAttached        metricInfo
-	ErnicVMGpuPassthrough  metricInfo
-	ErnicVMUptime          metricInfo
-	ErnicVms               metricInfo
+	ErnicCommands             metricInfo
+	ErnicConnectionUp         metricInfo
+	ErnicFlrReset             metricInfo
+	ErnicInstanceUp           metricInfo
+	ErnicInstanceUptime       metricInfo
+	ErnicInstances            metricInfo
+	ErnicInstancesUnpublished metricInfo
+	ErnicInterrupts           metricInfo
+	ErnicIPBytes              metricInfo
+	ErnicIPBytesRx            metricInfo
+	ErnicIPBytesTx            metricInfo
+	ErnicLabelsTruncated      metricInfo
+	ErnicLifCounter           metricInfo
+	ErnicMmioReads            metricInfo
+	ErnicMmioWrites           metricInfo
+	ErnicQpBytesRdmaRead      metricInfo
+	ErnicQpBytesRdmaWrite     metricInfo
+	ErnicQpBytesReceived      metricInfo
+	ErnicQpBytesSent          metricInfo
+	ErnicQpCount              metricInfo
+	ErnicQpCqesPosted         metricInfo
+	ErnicQpDoorbellRecv       metricInfo
+	ErnicQpDoorbellSend       metricInfo
+	ErnicQpUnpublished        metricInfo
+	ErnicQpWqesByOpcode       metricInfo
+	ErnicQpWqesProcessed      metricInfo
+	ErnicRdmaBytes            metricInfo
+	ErnicRdmaBytesRead        metricInfo
+	ErnicRdmaBytesReceived    metricInfo
+	ErnicRdmaBytesSent        metricInfo
+	ErnicRdmaBytesWrite       metricInfo
+	ErnicStatsAge             metricInfo
+	ErnicStatsWrites          metricInfo
+	ErnicVMAttached           metricInfo
+	ErnicVMGpuPassthrough     metricInfo
+	ErnicVMUptime             metricInfo
+	ErnicVms                  metricInfo
 }
 
 type metricInfo struct {
@@ -390,7 +394,7 @@ type metricErnicInstanceUp struct {
 // init fills ernic.instance.up metric with initial data.
 func (m *metricErnicInstanceUp) init() {
 	m.data.SetName("ernic.instance.up")
-	m.data.SetDescription("1 when the instance's server process (manifest `pid`) is alive - `<proc_dir>/<pid>` exists and is not a zombie - else 0.")
+	m.data.SetDescription("1 when the instance's server process (manifest `pid`) is alive - `<proc_dir>/<pid>` exists and is not a zombie - else 0. 0 too when the process at the pid is known not to be the server - the receiver saw the pid change process and the new one has not written the stats file since it started, or its command name is not the server's (pid reuse). Absent when the process cannot be seen because `proc_dir` hides other users' processes (hidepid) - its liveness is unknown.")
 	m.data.SetUnit("{status}")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -561,6 +565,56 @@ func (m *metricErnicInstances) emit(metrics pmetric.MetricSlice) {
 
 func newMetricErnicInstances(cfg ErnicInstancesMetricConfig) metricErnicInstances {
 	m := metricErnicInstances{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
+type metricErnicInstancesUnpublished struct {
+	data     pmetric.Metric                        // data buffer for generated metric.
+	config   ErnicInstancesUnpublishedMetricConfig // metric config provided by user.
+	capacity int                                   // max observed number of data points added to the metric.
+}
+
+// init fills ernic.instances.unpublished metric with initial data.
+func (m *metricErnicInstancesUnpublished) init() {
+	m.data.SetName("ernic.instances.unpublished")
+	m.data.SetDescription("Instances listed in `instances.json` over `max_instances` whose series are not published (the instances with the highest ids are left out; their stats files are not read).")
+	m.data.SetUnit("{instance}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricErnicInstancesUnpublished) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricErnicInstancesUnpublished) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricErnicInstancesUnpublished) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricErnicInstancesUnpublished(cfg ErnicInstancesUnpublishedMetricConfig) metricErnicInstancesUnpublished {
+	m := metricErnicInstancesUnpublished{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -786,7 +840,7 @@ type metricErnicLabelsTruncated struct {
 // init fills ernic.labels.truncated metric with initial data.
 func (m *metricErnicLabelsTruncated) init() {
 	m.data.SetName("ernic.labels.truncated")
-	m.data.SetDescription("Attribute values of this instance cut to `max_label_length` bytes (a role, MAC, VM name, connection state, LIF counter or opcode name from the run directory longer than the limit). Non-zero means the run directory holds values no real server writes.")
+	m.data.SetDescription("Attribute values of this instance cut to `max_label_length` bytes or made valid UTF-8 (a role, MAC, VM name, connection state, LIF counter or opcode name from the run directory longer than the limit, or with invalid UTF-8, published with U+FFFD and a hash of the raw value). Non-zero means the run directory holds values no real server writes.")
 	m.data.SetUnit("{value}")
 	m.data.SetEmptyGauge()
 }
@@ -2548,49 +2602,50 @@ func newMetricErnicVms(cfg ErnicVmsMetricConfig) metricErnicVms {
 // MetricsBuilder provides an interface for scrapers to report metrics while taking care of all the transformations
 // required to produce metric representation defined in metadata and user config.
 type MetricsBuilder struct {
-	config                         MetricsBuilderConfig // config of the metrics builder.
-	startTime                      pcommon.Timestamp    // start time that will be applied to all recorded data points.
-	metricsCapacity                int                  // maximum observed number of metrics per resource.
-	metricsBuffer                  pmetric.Metrics      // accumulates metrics data before emitting.
-	buildInfo                      component.BuildInfo  // contains version information.
-	resourceAttributeIncludeFilter map[string]filter.Filter
-	resourceAttributeExcludeFilter map[string]filter.Filter
-	metricErnicCommands            metricErnicCommands
-	metricErnicConnectionUp        metricErnicConnectionUp
-	metricErnicFlrReset            metricErnicFlrReset
-	metricErnicInstanceUp          metricErnicInstanceUp
-	metricErnicInstanceUptime      metricErnicInstanceUptime
-	metricErnicInstances           metricErnicInstances
-	metricErnicInterrupts          metricErnicInterrupts
-	metricErnicIPBytes             metricErnicIPBytes
-	metricErnicIPBytesRx           metricErnicIPBytesRx
-	metricErnicIPBytesTx           metricErnicIPBytesTx
-	metricErnicLabelsTruncated     metricErnicLabelsTruncated
-	metricErnicLifCounter          metricErnicLifCounter
-	metricErnicMmioReads           metricErnicMmioReads
-	metricErnicMmioWrites          metricErnicMmioWrites
-	metricErnicQpBytesRdmaRead     metricErnicQpBytesRdmaRead
-	metricErnicQpBytesRdmaWrite    metricErnicQpBytesRdmaWrite
-	metricErnicQpBytesReceived     metricErnicQpBytesReceived
-	metricErnicQpBytesSent         metricErnicQpBytesSent
-	metricErnicQpCount             metricErnicQpCount
-	metricErnicQpCqesPosted        metricErnicQpCqesPosted
-	metricErnicQpDoorbellRecv      metricErnicQpDoorbellRecv
-	metricErnicQpDoorbellSend      metricErnicQpDoorbellSend
-	metricErnicQpUnpublished       metricErnicQpUnpublished
-	metricErnicQpWqesByOpcode      metricErnicQpWqesByOpcode
-	metricErnicQpWqesProcessed     metricErnicQpWqesProcessed
-	metricErnicRdmaBytes           metricErnicRdmaBytes
-	metricErnicRdmaBytesRead       metricErnicRdmaBytesRead
-	metricErnicRdmaBytesReceived   metricErnicRdmaBytesReceived
-	metricErnicRdmaBytesSent       metricErnicRdmaBytesSent
-	metricErnicRdmaBytesWrite      metricErnicRdmaBytesWrite
-	metricErnicStatsAge            metricErnicStatsAge
-	metricErnicStatsWrites         metricErnicStatsWrites
-	metricErnicVMAttached          metricErnicVMAttached
-	metricErnicVMGpuPassthrough    metricErnicVMGpuPassthrough
-	metricErnicVMUptime            metricErnicVMUptime
-	metricErnicVms                 metricErnicVms
+	config                          MetricsBuilderConfig // config of the metrics builder.
+	startTime                       pcommon.Timestamp    // start time that will be applied to all recorded data points.
+	metricsCapacity                 int                  // maximum observed number of metrics per resource.
+	metricsBuffer                   pmetric.Metrics      // accumulates metrics data before emitting.
+	buildInfo                       component.BuildInfo  // contains version information.
+	resourceAttributeIncludeFilter  map[string]filter.Filter
+	resourceAttributeExcludeFilter  map[string]filter.Filter
+	metricErnicCommands             metricErnicCommands
+	metricErnicConnectionUp         metricErnicConnectionUp
+	metricErnicFlrReset             metricErnicFlrReset
+	metricErnicInstanceUp           metricErnicInstanceUp
+	metricErnicInstanceUptime       metricErnicInstanceUptime
+	metricErnicInstances            metricErnicInstances
+	metricErnicInstancesUnpublished metricErnicInstancesUnpublished
+	metricErnicInterrupts           metricErnicInterrupts
+	metricErnicIPBytes              metricErnicIPBytes
+	metricErnicIPBytesRx            metricErnicIPBytesRx
+	metricErnicIPBytesTx            metricErnicIPBytesTx
+	metricErnicLabelsTruncated      metricErnicLabelsTruncated
+	metricErnicLifCounter           metricErnicLifCounter
+	metricErnicMmioReads            metricErnicMmioReads
+	metricErnicMmioWrites           metricErnicMmioWrites
+	metricErnicQpBytesRdmaRead      metricErnicQpBytesRdmaRead
+	metricErnicQpBytesRdmaWrite     metricErnicQpBytesRdmaWrite
+	metricErnicQpBytesReceived      metricErnicQpBytesReceived
+	metricErnicQpBytesSent          metricErnicQpBytesSent
+	metricErnicQpCount              metricErnicQpCount
+	metricErnicQpCqesPosted         metricErnicQpCqesPosted
+	metricErnicQpDoorbellRecv       metricErnicQpDoorbellRecv
+	metricErnicQpDoorbellSend       metricErnicQpDoorbellSend
+	metricErnicQpUnpublished        metricErnicQpUnpublished
+	metricErnicQpWqesByOpcode       metricErnicQpWqesByOpcode
+	metricErnicQpWqesProcessed      metricErnicQpWqesProcessed
+	metricErnicRdmaBytes            metricErnicRdmaBytes
+	metricErnicRdmaBytesRead        metricErnicRdmaBytesRead
+	metricErnicRdmaBytesReceived    metricErnicRdmaBytesReceived
+	metricErnicRdmaBytesSent        metricErnicRdmaBytesSent
+	metricErnicRdmaBytesWrite       metricErnicRdmaBytesWrite
+	metricErnicStatsAge             metricErnicStatsAge
+	metricErnicStatsWrites          metricErnicStatsWrites
+	metricErnicVMAttached           metricErnicVMAttached
+	metricErnicVMGpuPassthrough     metricErnicVMGpuPassthrough
+	metricErnicVMUptime             metricErnicVMUptime
+	metricErnicVms                  metricErnicVms
 }
 
 // MetricBuilderOption applies changes to default metrics builder.
@@ -2612,48 +2667,49 @@ func WithStartTime(startTime pcommon.Timestamp) MetricBuilderOption {
 }
 func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, options ...MetricBuilderOption) *MetricsBuilder {
 	mb := &MetricsBuilder{
-		config:                         mbc,
-		startTime:                      pcommon.NewTimestampFromTime(time.Now()),
-		metricsBuffer:                  pmetric.NewMetrics(),
-		buildInfo:                      settings.BuildInfo,
-		metricErnicCommands:            newMetricErnicCommands(mbc.Metrics.ErnicCommands),
-		metricErnicConnectionUp:        newMetricErnicConnectionUp(mbc.Metrics.ErnicConnectionUp),
-		metricErnicFlrReset:            newMetricErnicFlrReset(mbc.Metrics.ErnicFlrReset),
-		metricErnicInstanceUp:          newMetricErnicInstanceUp(mbc.Metrics.ErnicInstanceUp),
-		metricErnicInstanceUptime:      newMetricErnicInstanceUptime(mbc.Metrics.ErnicInstanceUptime),
-		metricErnicInstances:           newMetricErnicInstances(mbc.Metrics.ErnicInstances),
-		metricErnicInterrupts:          newMetricErnicInterrupts(mbc.Metrics.ErnicInterrupts),
-		metricErnicIPBytes:             newMetricErnicIPBytes(mbc.Metrics.ErnicIPBytes),
-		metricErnicIPBytesRx:           newMetricErnicIPBytesRx(mbc.Metrics.ErnicIPBytesRx),
-		metricErnicIPBytesTx:           newMetricErnicIPBytesTx(mbc.Metrics.ErnicIPBytesTx),
-		metricErnicLabelsTruncated:     newMetricErnicLabelsTruncated(mbc.Metrics.ErnicLabelsTruncated),
-		metricErnicLifCounter:          newMetricErnicLifCounter(mbc.Metrics.ErnicLifCounter),
-		metricErnicMmioReads:           newMetricErnicMmioReads(mbc.Metrics.ErnicMmioReads),
-		metricErnicMmioWrites:          newMetricErnicMmioWrites(mbc.Metrics.ErnicMmioWrites),
-		metricErnicQpBytesRdmaRead:     newMetricErnicQpBytesRdmaRead(mbc.Metrics.ErnicQpBytesRdmaRead),
-		metricErnicQpBytesRdmaWrite:    newMetricErnicQpBytesRdmaWrite(mbc.Metrics.ErnicQpBytesRdmaWrite),
-		metricErnicQpBytesReceived:     newMetricErnicQpBytesReceived(mbc.Metrics.ErnicQpBytesReceived),
-		metricErnicQpBytesSent:         newMetricErnicQpBytesSent(mbc.Metrics.ErnicQpBytesSent),
-		metricErnicQpCount:             newMetricErnicQpCount(mbc.Metrics.ErnicQpCount),
-		metricErnicQpCqesPosted:        newMetricErnicQpCqesPosted(mbc.Metrics.ErnicQpCqesPosted),
-		metricErnicQpDoorbellRecv:      newMetricErnicQpDoorbellRecv(mbc.Metrics.ErnicQpDoorbellRecv),
-		metricErnicQpDoorbellSend:      newMetricErnicQpDoorbellSend(mbc.Metrics.ErnicQpDoorbellSend),
-		metricErnicQpUnpublished:       newMetricErnicQpUnpublished(mbc.Metrics.ErnicQpUnpublished),
-		metricErnicQpWqesByOpcode:      newMetricErnicQpWqesByOpcode(mbc.Metrics.ErnicQpWqesByOpcode),
-		metricErnicQpWqesProcessed:     newMetricErnicQpWqesProcessed(mbc.Metrics.ErnicQpWqesProcessed),
-		metricErnicRdmaBytes:           newMetricErnicRdmaBytes(mbc.Metrics.ErnicRdmaBytes),
-		metricErnicRdmaBytesRead:       newMetricErnicRdmaBytesRead(mbc.Metrics.ErnicRdmaBytesRead),
-		metricErnicRdmaBytesReceived:   newMetricErnicRdmaBytesReceived(mbc.Metrics.ErnicRdmaBytesReceived),
-		metricErnicRdmaBytesSent:       newMetricErnicRdmaBytesSent(mbc.Metrics.ErnicRdmaBytesSent),
-		metricErnicRdmaBytesWrite:      newMetricErnicRdmaBytesWrite(mbc.Metrics.ErnicRdmaBytesWrite),
-		metricErnicStatsAge:            newMetricErnicStatsAge(mbc.Metrics.ErnicStatsAge),
-		metricErnicStatsWrites:         newMetricErnicStatsWrites(mbc.Metrics.ErnicStatsWrites),
-		metricErnicVMAttached:          newMetricErnicVMAttached(mbc.Metrics.ErnicVMAttached),
-		metricErnicVMGpuPassthrough:    newMetricErnicVMGpuPassthrough(mbc.Metrics.ErnicVMGpuPassthrough),
-		metricErnicVMUptime:            newMetricErnicVMUptime(mbc.Metrics.ErnicVMUptime),
-		metricErnicVms:                 newMetricErnicVms(mbc.Metrics.ErnicVms),
-		resourceAttributeIncludeFilter: make(map[string]filter.Filter),
-		resourceAttributeExcludeFilter: make(map[string]filter.Filter),
+		config:                          mbc,
+		startTime:                       pcommon.NewTimestampFromTime(time.Now()),
+		metricsBuffer:                   pmetric.NewMetrics(),
+		buildInfo:                       settings.BuildInfo,
+		metricErnicCommands:             newMetricErnicCommands(mbc.Metrics.ErnicCommands),
+		metricErnicConnectionUp:         newMetricErnicConnectionUp(mbc.Metrics.ErnicConnectionUp),
+		metricErnicFlrReset:             newMetricErnicFlrReset(mbc.Metrics.ErnicFlrReset),
+		metricErnicInstanceUp:           newMetricErnicInstanceUp(mbc.Metrics.ErnicInstanceUp),
+		metricErnicInstanceUptime:       newMetricErnicInstanceUptime(mbc.Metrics.ErnicInstanceUptime),
+		metricErnicInstances:            newMetricErnicInstances(mbc.Metrics.ErnicInstances),
+		metricErnicInstancesUnpublished: newMetricErnicInstancesUnpublished(mbc.Metrics.ErnicInstancesUnpublished),
+		metricErnicInterrupts:           newMetricErnicInterrupts(mbc.Metrics.ErnicInterrupts),
+		metricErnicIPBytes:              newMetricErnicIPBytes(mbc.Metrics.ErnicIPBytes),
+		metricErnicIPBytesRx:            newMetricErnicIPBytesRx(mbc.Metrics.ErnicIPBytesRx),
+		metricErnicIPBytesTx:            newMetricErnicIPBytesTx(mbc.Metrics.ErnicIPBytesTx),
+		metricErnicLabelsTruncated:      newMetricErnicLabelsTruncated(mbc.Metrics.ErnicLabelsTruncated),
+		metricErnicLifCounter:           newMetricErnicLifCounter(mbc.Metrics.ErnicLifCounter),
+		metricErnicMmioReads:            newMetricErnicMmioReads(mbc.Metrics.ErnicMmioReads),
+		metricErnicMmioWrites:           newMetricErnicMmioWrites(mbc.Metrics.ErnicMmioWrites),
+		metricErnicQpBytesRdmaRead:      newMetricErnicQpBytesRdmaRead(mbc.Metrics.ErnicQpBytesRdmaRead),
+		metricErnicQpBytesRdmaWrite:     newMetricErnicQpBytesRdmaWrite(mbc.Metrics.ErnicQpBytesRdmaWrite),
+		metricErnicQpBytesReceived:      newMetricErnicQpBytesReceived(mbc.Metrics.ErnicQpBytesReceived),
+		metricErnicQpBytesSent:          newMetricErnicQpBytesSent(mbc.Metrics.ErnicQpBytesSent),
+		metricErnicQpCount:              newMetricErnicQpCount(mbc.Metrics.ErnicQpCount),
+		metricErnicQpCqesPosted:         newMetricErnicQpCqesPosted(mbc.Metrics.ErnicQpCqesPosted),
+		metricErnicQpDoorbellRecv:       newMetricErnicQpDoorbellRecv(mbc.Metrics.ErnicQpDoorbellRecv),
+		metricErnicQpDoorbellSend:       newMetricErnicQpDoorbellSend(mbc.Metrics.ErnicQpDoorbellSend),
+		metricErnicQpUnpublished:        newMetricErnicQpUnpublished(mbc.Metrics.ErnicQpUnpublished),
+		metricErnicQpWqesByOpcode:       newMetricErnicQpWqesByOpcode(mbc.Metrics.ErnicQpWqesByOpcode),
+		metricErnicQpWqesProcessed:      newMetricErnicQpWqesProcessed(mbc.Metrics.ErnicQpWqesProcessed),
+		metricErnicRdmaBytes:            newMetricErnicRdmaBytes(mbc.Metrics.ErnicRdmaBytes),
+		metricErnicRdmaBytesRead:        newMetricErnicRdmaBytesRead(mbc.Metrics.ErnicRdmaBytesRead),
+		metricErnicRdmaBytesReceived:    newMetricErnicRdmaBytesReceived(mbc.Metrics.ErnicRdmaBytesReceived),
+		metricErnicRdmaBytesSent:        newMetricErnicRdmaBytesSent(mbc.Metrics.ErnicRdmaBytesSent),
+		metricErnicRdmaBytesWrite:       newMetricErnicRdmaBytesWrite(mbc.Metrics.ErnicRdmaBytesWrite),
+		metricErnicStatsAge:             newMetricErnicStatsAge(mbc.Metrics.ErnicStatsAge),
+		metricErnicStatsWrites:          newMetricErnicStatsWrites(mbc.Metrics.ErnicStatsWrites),
+		metricErnicVMAttached:           newMetricErnicVMAttached(mbc.Metrics.ErnicVMAttached),
+		metricErnicVMGpuPassthrough:     newMetricErnicVMGpuPassthrough(mbc.Metrics.ErnicVMGpuPassthrough),
+		metricErnicVMUptime:             newMetricErnicVMUptime(mbc.Metrics.ErnicVMUptime),
+		metricErnicVms:                  newMetricErnicVms(mbc.Metrics.ErnicVms),
+		resourceAttributeIncludeFilter:  make(map[string]filter.Filter),
+		resourceAttributeExcludeFilter:  make(map[string]filter.Filter),
 	}
 	if mbc.ResourceAttributes.ErnicID.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["ernic.id"] = filter.CreateFilter(mbc.ResourceAttributes.ErnicID.MetricsInclude)
@@ -2748,6 +2804,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricErnicInstanceUp.emit(ils.Metrics())
 	mb.metricErnicInstanceUptime.emit(ils.Metrics())
 	mb.metricErnicInstances.emit(ils.Metrics())
+	mb.metricErnicInstancesUnpublished.emit(ils.Metrics())
 	mb.metricErnicInterrupts.emit(ils.Metrics())
 	mb.metricErnicIPBytes.emit(ils.Metrics())
 	mb.metricErnicIPBytesRx.emit(ils.Metrics())
@@ -2837,6 +2894,11 @@ func (mb *MetricsBuilder) RecordErnicInstanceUptimeDataPoint(ts pcommon.Timestam
 // RecordErnicInstancesDataPoint adds a data point to ernic.instances metric.
 func (mb *MetricsBuilder) RecordErnicInstancesDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricErnicInstances.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordErnicInstancesUnpublishedDataPoint adds a data point to ernic.instances.unpublished metric.
+func (mb *MetricsBuilder) RecordErnicInstancesUnpublishedDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricErnicInstancesUnpublished.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicInterruptsDataPoint adds a data point to ernic.interrupts metric.

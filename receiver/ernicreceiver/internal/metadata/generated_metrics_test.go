@@ -114,6 +114,9 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordErnicInstancesDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordErnicInstancesUnpublishedDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordErnicInterruptsDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
@@ -357,7 +360,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["ernic.instance.up"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 when the instance's server process (manifest `pid`) is alive - `<proc_dir>/<pid>` exists and is not a zombie - else 0.", mi.Description())
+						assert.Equal(t, "1 when the instance's server process (manifest `pid`) is alive - `<proc_dir>/<pid>` exists and is not a zombie - else 0. 0 too when the process at the pid is known not to be the server - the receiver saw the pid change process and the new one has not written the stats file since it started, or its command name is not the server's (pid reuse). Absent when the process cannot be seen because `proc_dir` hides other users' processes (hidepid) - its liveness is unknown.", mi.Description())
 						assert.Equal(t, "{status}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -372,7 +375,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["ernic.instance.up"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 when the instance's server process (manifest `pid`) is alive - `<proc_dir>/<pid>` exists and is not a zombie - else 0.", mi.Description())
+						assert.Equal(t, "1 when the instance's server process (manifest `pid`) is alive - `<proc_dir>/<pid>` exists and is not a zombie - else 0. 0 too when the process at the pid is known not to be the server - the receiver saw the pid change process and the new one has not written the stats file since it started, or its command name is not the server's (pid reuse). Absent when the process cannot be seen because `proc_dir` hides other users' processes (hidepid) - its liveness is unknown.", mi.Description())
 						assert.Equal(t, "{status}", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -409,6 +412,18 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
 					assert.Equal(t, "Server instances listed in `instances.json`.", mi.Description())
+					assert.Equal(t, "{instance}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "ernic.instances.unpublished":
+					assert.False(t, validatedMetrics["ernic.instances.unpublished"], "Found a duplicate in the metrics slice: ernic.instances.unpublished")
+					validatedMetrics["ernic.instances.unpublished"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "Instances listed in `instances.json` over `max_instances` whose series are not published (the instances with the highest ids are left out; their stats files are not read).", mi.Description())
 					assert.Equal(t, "{instance}", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
@@ -476,7 +491,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["ernic.labels.truncated"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Attribute values of this instance cut to `max_label_length` bytes (a role, MAC, VM name, connection state, LIF counter or opcode name from the run directory longer than the limit). Non-zero means the run directory holds values no real server writes.", mi.Description())
+					assert.Equal(t, "Attribute values of this instance cut to `max_label_length` bytes or made valid UTF-8 (a role, MAC, VM name, connection state, LIF counter or opcode name from the run directory longer than the limit, or with invalid UTF-8, published with U+FFFD and a hash of the raw value). Non-zero means the run directory holds values no real server writes.", mi.Description())
 					assert.Equal(t, "{value}", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/prometheus/procfs"
@@ -27,6 +29,7 @@ type Table struct {
 	fs       procfs.FS
 	root     string
 	bootTime time.Time // zero until /proc/stat was read
+	hidden   bool      // see Hidden
 }
 
 // New returns a Table for the proc filesystem mounted at root (usually
@@ -36,8 +39,16 @@ func New(root string) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("proc_dir %q: %w", root, err)
 	}
-	return &Table{fs: pfs, root: root}, nil
+	_, err = os.Stat(filepath.Join(root, "1"))
+	return &Table{fs: pfs, root: root, hidden: errors.Is(err, fs.ErrNotExist)}, nil
 }
+
+// Hidden reports whether other users' processes are hidden from this
+// process: <root>/1 (init, which always exists) is not visible, as with
+// proc mounted hidepid=invisible (or systemd's ProtectProc=invisible) and an
+// unprivileged reader. Lookup then cannot tell a dead process from a
+// hidden one.
+func (t *Table) Hidden() bool { return t.hidden }
 
 // Process is what /proc tells about one pid.
 type Process struct {
@@ -46,6 +57,12 @@ type Process struct {
 	// Start is the process start time, btime of <root>/stat plus field 22 of
 	// <root>/<pid>/stat (10 ms resolution); zero when it could not be read.
 	Start time.Time
+	// Unknown is true when <root>/<pid> is not visible and Hidden is true:
+	// the process may be dead or another user's; Alive is false.
+	Unknown bool
+	// Comm is field 2 of <root>/<pid>/stat, the process's command name;
+	// empty when it could not be read.
+	Comm string
 }
 
 // BootTime returns btime of <root>/stat, read once and then cached.
@@ -61,7 +78,8 @@ func (t *Table) BootTime() (time.Time, error) {
 }
 
 // Lookup returns liveness and start time of pid. A pid <= 0 or a missing
-// <root>/<pid> is a dead process with a nil error. When the directory exists
+// <root>/<pid> is a dead process with a nil error; when Hidden, a missing
+// <root>/<pid> is Unknown instead. When the directory exists
 // but its stat file cannot be read or parsed, the process counts as alive,
 // Start is zero and the error says why.
 func (t *Table) Lookup(pid int) (Process, error) {
@@ -70,7 +88,7 @@ func (t *Table) Lookup(pid int) (Process, error) {
 	}
 	p, err := t.fs.Proc(pid)
 	if errors.Is(err, fs.ErrNotExist) {
-		return Process{}, nil
+		return Process{Unknown: t.hidden}, nil
 	}
 	if err != nil {
 		return Process{Alive: true}, fmt.Errorf("pid %d: %w", pid, err)
@@ -90,5 +108,5 @@ func (t *Table) Lookup(pid int) (Process, error) {
 		return Process{Alive: true}, err
 	}
 	start := boot.Add(time.Duration(st.Starttime) * (time.Second / userHZ))
-	return Process{Alive: true, Start: start}, nil
+	return Process{Alive: true, Start: start, Comm: st.Comm}, nil
 }

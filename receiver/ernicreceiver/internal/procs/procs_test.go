@@ -20,11 +20,12 @@ func TestLookupFakeProc(t *testing.T) {
 
 	p, err := tab.Lookup(4100)
 	require.NoError(t, err)
-	assert.Equal(t, Process{Alive: true, Start: time.Unix(1767225010, 0)}, p, "btime + 1000 ticks of 10 ms")
+	assert.Equal(t, Process{Alive: true, Start: time.Unix(1767225010, 0), Comm: "rocm-ernic"}, p, "btime + 1000 ticks of 10 ms")
 
 	p, err = tab.Lookup(4117)
 	require.NoError(t, err)
 	assert.Equal(t, time.Unix(1767225025, 500_000_000), p.Start, "comm with spaces and parentheses")
+	assert.Equal(t, "rocm ernic (w)", p.Comm)
 
 	p, err = tab.Lookup(4200)
 	require.NoError(t, err)
@@ -64,4 +65,24 @@ func TestLookupRealProc(t *testing.T) {
 func TestNewRejectsMissingRoot(t *testing.T) {
 	_, err := New("/nonexistent/proc")
 	require.ErrorContains(t, err, `proc_dir "/nonexistent/proc"`)
+}
+
+// With <root>/1 not visible (hidepid), a missing process is unknown, not
+// dead; a visible one is looked up as usual.
+func TestLookupHidden(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.CopyFS(root, os.DirFS(fakeProc)))
+	tab, err := New(root)
+	require.NoError(t, err)
+	assert.False(t, tab.Hidden())
+	require.NoError(t, os.RemoveAll(root+"/1"))
+	tab, err = New(root)
+	require.NoError(t, err)
+	assert.True(t, tab.Hidden())
+	p, err := tab.Lookup(99999)
+	require.NoError(t, err)
+	assert.Equal(t, Process{Unknown: true}, p)
+	p, err = tab.Lookup(4100)
+	require.NoError(t, err)
+	assert.True(t, p.Alive)
 }

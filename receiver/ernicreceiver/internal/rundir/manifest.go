@@ -137,10 +137,7 @@ func decodeInstance(raw json.RawMessage) (inst Instance, problems []error, err e
 	}
 	inst = Instance{ID: id, Role: "unknown"}
 	key("role", &inst.Role)
-	var pid int64
-	if key("pid", &pid) && pid > 0 && pid <= math.MaxInt32 {
-		inst.PID = int(pid)
-	}
+	inst.PID = pidKey("pid", key, &problems)
 	key("mac", &inst.MAC)
 
 	var vm map[string]json.RawMessage
@@ -150,13 +147,25 @@ func decodeInstance(raw json.RawMessage) (inst Instance, problems []error, err e
 	obj, inst.VM = vm, &VM{}
 	key("attached", &inst.VM.Attached)
 	key("vm_name", &inst.VM.Name)
-	var vmPID int64
-	if key("vm_pid", &vmPID) && vmPID > 0 && vmPID <= math.MaxInt32 {
-		inst.VM.PID = int(vmPID)
-	}
+	inst.VM.PID = pidKey("vm_pid", key, &problems)
 	inst.VM.HasLaunchedAt = key("launched_at", &inst.VM.LaunchedAt)
 	key("gpu", &inst.VM.GPU)
 	return inst, problems, nil
+}
+
+// pidKey decodes key name as a process id: 1 to 2^31-1 (Linux's pid_max is
+// at most 2^22). Another integer is a problem and counts as absent (0), so
+// that it is reported rather than read silently as "no pid".
+func pidKey(name string, key func(string, any) bool, problems *[]error) int {
+	var pid int64
+	if !key(name, &pid) {
+		return 0
+	}
+	if pid <= 0 || pid > math.MaxInt32 {
+		*problems = append(*problems, fmt.Errorf("key %q: %d is not a process id (1 to %d); ignored", name, pid, math.MaxInt32))
+		return 0
+	}
+	return int(pid)
 }
 
 func typeName(v any) string {

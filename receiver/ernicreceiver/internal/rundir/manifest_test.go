@@ -57,7 +57,7 @@ func TestParseManifestBadEntries(t *testing.T) {
 	assert.Equal(t, 10, m.Instances[0].PID, "the first entry of a duplicated id wins")
 	assert.Equal(t, 15, m.Instances[1].PID, "a bad vm key costs that key, not the entry")
 	assert.Equal(t, VM{Name: "n"}, *m.Instances[1].VM)
-	assert.Equal(t, 0, m.Instances[2].PID, "a negative pid is no pid")
+	assert.Equal(t, 0, m.Instances[2].PID, "a negative pid is no pid, reported")
 	assert.Equal(t, Instance{ID: 7, Role: "worker"}, m.Instances[3], "keys are matched exactly; bad pid and mac ignored")
 	var msgs []string
 	for _, p := range m.Problems {
@@ -71,6 +71,7 @@ func TestParseManifestBadEntries(t *testing.T) {
 		`instances[5]: key "attached": "true" is not a boolean; ignored`,
 		`instances[5]: key "vm_pid": "x" is not an integer; ignored`,
 		`instances[5]: key "gpu": ["a"] is not a string; ignored`,
+		`instances[6]: key "pid": -1 is not a process id (1 to 2147483647); ignored`,
 		`instances[7]: key "pid": 17.5 is not an integer; ignored`,
 		`instances[7]: key "mac": 5 is not a string; ignored`,
 	}, msgs)

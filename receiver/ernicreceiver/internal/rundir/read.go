@@ -2,6 +2,7 @@ package rundir
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -32,7 +33,11 @@ type Reader struct {
 	// was made.
 	Retries, Failures uint64
 
-	buf   []byte
+	buf []byte
+	// peak is the largest file read since the last Trim.
+	peak int
+	// sleep, when set, replaces the pause before a retry: tests use it to
+	// change the file between two reads.
 	sleep func(time.Duration)
 	// manifest is the last manifest parsed, and manifestData the bytes it
 	// was parsed from: the same bytes again are not parsed again.
@@ -50,7 +55,7 @@ var DefaultBackoff = []time.Duration{2 * time.Millisecond, 5 * time.Millisecond,
 
 // NewReader returns a Reader with the given size bound and DefaultBackoff.
 func NewReader(maxBytes int64) *Reader {
-	return &Reader{MaxBytes: maxBytes, Backoff: DefaultBackoff, sleep: time.Sleep}
+	return &Reader{MaxBytes: maxBytes, Backoff: DefaultBackoff}
 }
 
 // ReadFile reads the whole of file name of dir once. The returned bytes
@@ -125,6 +130,7 @@ func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, fs.FileInfo, error
 		return nil, nil, fmt.Errorf("%s: over the limit of %d bytes (it grew during the read)", path, r.MaxBytes)
 	}
 	r.buf = data
+	r.peak = max(r.peak, len(data))
 	after, err := f.Stat()
 	if err != nil {
 		return nil, nil, err
@@ -133,6 +139,21 @@ func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, fs.FileInfo, error
 		return nil, nil, fmt.Errorf("%s: %w", path, ErrChanged)
 	}
 	return data, after, nil
+}
+
+// trimAbove is the buffer capacity above which Trim lets a buffer go.
+const trimAbove = 1 << 20
+
+// Trim lets the read buffer go when it is over 1 MiB and four times the
+// largest file read since the last Trim: one huge file (a manifest of
+// hundreds of thousands of instances, since replaced) must not keep its
+// memory for the life of the collector. The scraper calls it after each
+// scrape.
+func (r *Reader) Trim() {
+	if cap(r.buf) > trimAbove && cap(r.buf) > 4*r.peak {
+		r.buf = nil
+	}
+	r.peak = 0
 }
 
 // ReadStats reads and parses a stats file, retrying (after each Backoff
@@ -151,8 +172,9 @@ func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, fs.FileInfo, error
 //
 // It returns the parsed file and what fstat said of it at the end of the
 // read (size, mtime, inode), or the last error; a missing file fails at once
-// with an error wrapping os.ErrNotExist.
-func (r *Reader) ReadStats(dir *os.Root, name string, into *Stats, check func(*Stats) error) (*Stats, fs.FileInfo, error) {
+// with an error wrapping os.ErrNotExist. When ctx ends, no retry starts and
+// a pause is cut short: the error then wraps ctx.Err().
+func (r *Reader) ReadStats(ctx context.Context, dir *os.Root, name string, into *Stats, check func(*Stats) error) (*Stats, fs.FileInfo, error) {
 	path := filepath.Join(dir.Name(), name)
 	if into == nil {
 		into = &Stats{}
@@ -160,7 +182,7 @@ func (r *Reader) ReadStats(dir *os.Root, name string, into *Stats, check func(*S
 	var suspectSize int64 = -1
 	var suspectTime time.Time
 	var info fs.FileInfo
-	err := r.retry(func() error {
+	err := r.retry(ctx, func() error {
 		data, fi, err := r.ReadFile(dir, name)
 		if err != nil {
 			return err
@@ -193,12 +215,12 @@ func (r *Reader) ReadStats(dir *os.Root, name string, into *Stats, check func(*S
 const StdioBuffer = 4096
 
 // ReadManifest reads and parses ManifestFile of dir with the same retries
-// as ReadStats. The manifest rarely changes: when its bytes are those of
+// (and the same use of ctx) as ReadStats. The manifest rarely changes: when its bytes are those of
 // the last one parsed, the result is a copy of that parse (ParseManifest
 // depends on the bytes alone), so the caller may change it.
-func (r *Reader) ReadManifest(dir *os.Root) (m *Manifest, err error) {
+func (r *Reader) ReadManifest(ctx context.Context, dir *os.Root) (m *Manifest, err error) {
 	path := filepath.Join(dir.Name(), ManifestFile)
-	err = r.retry(func() error {
+	err = r.retry(ctx, func() error {
 		data, _, err := r.ReadFile(dir, ManifestFile)
 		if err != nil {
 			return err
@@ -210,6 +232,9 @@ func (r *Reader) ReadManifest(dir *os.Root) (m *Manifest, err error) {
 		if m, err = ParseManifest(data); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
+		if cap(r.manifestData) > trimAbove && cap(r.manifestData) > 4*len(data) {
+			r.manifestData = nil // a huge manifest replaced by a small one
+		}
 		r.manifest, r.manifestData = m.clone(), append(r.manifestData[:0], data...)
 		return nil
 	})
@@ -220,14 +245,19 @@ func (r *Reader) ReadManifest(dir *os.Root) (m *Manifest, err error) {
 }
 
 // retry runs read until it succeeds, fails for a reason other than a torn
-// read, or the retries of r.Backoff are used up.
-func (r *Reader) retry(read func() error) error {
+// read, or the retries of r.Backoff are used up, or ctx ends (then the last
+// error, joined with ctx.Err()).
+func (r *Reader) retry(ctx context.Context, read func() error) error {
+	var err error
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
-			r.sleep(r.Backoff[attempt-1])
+			if cerr := r.pause(ctx, r.Backoff[attempt-1]); cerr != nil {
+				r.Failures++
+				return errors.Join(err, cerr)
+			}
 			r.Retries++
 		}
-		err := read()
+		err = read()
 		if err == nil || !retryable(err) {
 			return err
 		}
@@ -235,6 +265,25 @@ func (r *Reader) retry(read func() error) error {
 			r.Failures++
 			return err
 		}
+	}
+}
+
+// pause waits d, or less when ctx ends first; it returns ctx.Err() then.
+func (r *Reader) pause(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if r.sleep != nil {
+		r.sleep(d)
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }
 

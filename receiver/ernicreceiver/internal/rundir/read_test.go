@@ -1,11 +1,13 @@
 package rundir
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,7 +36,7 @@ func openDir(t *testing.T, path string) (*os.Root, string) {
 func readStatsAt(t *testing.T, r *Reader, path string, check func(*Stats) error) (*Stats, time.Time, error) {
 	t.Helper()
 	root, name := openDir(t, path)
-	s, fi, err := r.ReadStats(root, name, nil, check)
+	s, fi, err := r.ReadStats(context.Background(), root, name, nil, check)
 	if err != nil {
 		return nil, time.Time{}, err
 	}
@@ -132,7 +134,7 @@ func TestReadManifestTorn(t *testing.T) {
 	path := filepath.Join(t.TempDir(), ManifestFile)
 	require.NoError(t, os.WriteFile(path, []byte(`{"instances": [{"id": 1,`), 0o644))
 	root, _ := openDir(t, path)
-	_, err := testReader(&sleeps).ReadManifest(root)
+	_, err := testReader(&sleeps).ReadManifest(context.Background(), root)
 	require.True(t, errors.Is(err, ErrIncomplete), "got %v", err)
 	assert.Len(t, sleeps, len(DefaultBackoff))
 }
@@ -227,19 +229,19 @@ func TestReadManifestSameBytes(t *testing.T) {
 	want, err := ParseManifest([]byte(doc))
 	require.NoError(t, err)
 
-	m1, err := r.ReadManifest(root)
+	m1, err := r.ReadManifest(context.Background(), root)
 	require.NoError(t, err)
 	assert.Equal(t, want, m1)
 	m1.Instances[0].Role = "changed"
 	m1.Instances[1].VM.Name = "changed"
-	m2, err := r.ReadManifest(root)
+	m2, err := r.ReadManifest(context.Background(), root)
 	require.NoError(t, err)
 	assert.Equal(t, want, m2, "the caller's changes do not reach the next read")
 	assert.NotSame(t, m1.Instances[1].VM, m2.Instances[1].VM)
 
 	doc2 := strings.Replace(doc, `"pid": 11`, `"pid": 12`, 1)
 	require.NoError(t, os.WriteFile(path, []byte(doc2), 0o644))
-	m3, err := r.ReadManifest(root)
+	m3, err := r.ReadManifest(context.Background(), root)
 	require.NoError(t, err)
 	assert.Equal(t, 12, m3.Instances[1].PID)
 }
@@ -252,4 +254,35 @@ func TestReadFileNoLimit(t *testing.T) {
 	data, _, err := r.ReadFile(root, name)
 	require.NoError(t, err)
 	assert.Equal(t, "whole\n", string(data))
+}
+
+// A huge manifest replaced by a small one does not keep its memory: the
+// read buffer and the copy of the last manifest's bytes shrink.
+func TestReaderMemoryAfterHugeManifest(t *testing.T) {
+	r := NewReader(64 << 20)
+	path := filepath.Join(t.TempDir(), ManifestFile)
+	var b strings.Builder
+	b.WriteString(`{"instances": [`)
+	for i := 1; i <= 100_000; i++ {
+		if i > 1 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"id": ` + strconv.Itoa(i) + `, "role": "worker", "pid": 10}`)
+	}
+	b.WriteString(`]}`)
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	root, _ := openDir(t, path)
+	m, err := r.ReadManifest(context.Background(), root)
+	require.NoError(t, err)
+	require.Len(t, m.Instances, 100_000)
+	r.Trim()
+	require.Greater(t, cap(r.buf), 1<<20, "the buffer is kept while its files are large")
+
+	require.NoError(t, os.WriteFile(path, []byte(`{"instances": [{"id": 1, "pid": 10}]}`), 0o644))
+	m, err = r.ReadManifest(context.Background(), root)
+	require.NoError(t, err)
+	require.Len(t, m.Instances, 1)
+	r.Trim()
+	assert.Less(t, cap(r.buf), 1<<20)
+	assert.Less(t, cap(r.manifestData), 1<<20)
 }

@@ -1,0 +1,73 @@
+package ernicreceiver
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// setProcComm writes <procDir>/<pid>/stat of a running process with the
+// given comm and start time in ticks after boot.
+func (f *fixture) setProcComm(t *testing.T, pid int, comm string, startTicks int) {
+	t.Helper()
+	dir := filepath.Join(f.procDir, strconv.Itoa(pid))
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	line := strconv.Itoa(pid) + " (" + comm + ") S 1 1 1 0 -1 4194560 100 0 0 0 10 5 0 0 20 0 1 0 " +
+		strconv.Itoa(startTicks) + " 123456789 1000 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "stat"), []byte(line), 0o644))
+}
+
+// A server that crashed and whose pid an unrelated process got reads as
+// down: the process at the pid started after the server's last stats
+// write and has not written since, or its comm is not the server's.
+func TestPidReuseReadsDown(t *testing.T) {
+	for _, tc := range []struct {
+		name, comm string
+	}{
+		{"another comm", "bash"},
+		{"same comm, started after the last write", "rocm ernic (w)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, "basic")
+			now := scrapeNow
+			s := newTestScraper(t, f.config(), &now)
+			md := scrapeOK(t, s)
+			require.Equal(t, int64(1), intVal(t, md, "ernic.instance.up", "ernic.id", "2"))
+
+			// The server dies; an unrelated process gets pid 4117 at
+			// boot+702 s. The stats file stays as the server left it.
+			f.setProcComm(t, 4117, tc.comm, 70200)
+			now = now.Add(5 * time.Second)
+			md, err := s.scrape(context.Background())
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "instance 2: pid 4117 is not its server")
+			assert.Equal(t, int64(0), intVal(t, md, "ernic.instance.up", "ernic.id", "2"))
+			assert.Empty(t, points(md, "ernic.instance.uptime", "ernic.id", "2"))
+			assert.Empty(t, points(md, "ernic.commands", "ernic.id", "2"), "the dead server's file is not published")
+			assert.Equal(t, int64(1), intVal(t, md, "ernic.instance.up", "ernic.id", "1"), "the other instance is unaffected")
+		})
+	}
+
+	// A receiver that never saw the server cannot tell a reused pid from a
+	// live server whose file was touched back (TestStatsOlderThanProcess):
+	// that case is reported, and up stays 1.
+
+	// A server restarted by hot-reload (a new pid) that writes is up.
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	scrapeOK(t, s)
+	f.setProcComm(t, 4300, "rocm ernic (w)", 70200)
+	f.write(t, "instances.json", `{"instances":[{"id":2,"role":"worker","pid":4300,"mac":"m","vm":null}]}`, now)
+	f.touch(t, "2.stats", time.Unix(bootTime+703, 0))
+	now = now.Add(5 * time.Second)
+	md := scrapeOK(t, s)
+	assert.Equal(t, int64(1), intVal(t, md, "ernic.instance.up", "ernic.id", "2"))
+	assert.Equal(t, int64(211), intVal(t, md, "ernic.commands", "ernic.id", "2"))
+}

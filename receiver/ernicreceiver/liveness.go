@@ -1,0 +1,68 @@
+package ernicreceiver // import "github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver"
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/procs"
+)
+
+// liveness is what the scraper keeps of an instance to tell its server
+// from an unrelated process that got the server's pid after it died.
+type liveness struct {
+	// comm is the command name of the process at the pid, this scrape.
+	comm string
+	// reused: the receiver saw the process at this pid replaced by
+	// another (the same pid with another start time).
+	reused bool
+	// serverPID and serverComm are the pid and command name of the
+	// process that wrote the last stats file accepted.
+	serverPID  int
+	serverComm string
+	// lastWrite is the latest mtime of the instance's stats file read, by
+	// any process.
+	lastWrite time.Time
+}
+
+// observe records what /proc says of the process at pid, before the
+// instance's state moves to it (track): whether it replaced the process
+// the receiver saw at the same pid.
+func (st *instanceState) observe(pid int, p procs.Process) {
+	switch {
+	case st.pid != pid:
+		st.reused = false
+	case p.Alive && !p.Start.IsZero() && !st.procStart.IsZero() && !p.Start.Equal(st.procStart):
+		st.reused = true
+	}
+	st.comm = p.Comm
+}
+
+// wrote records the mtime of a stats file read whole.
+func (st *instanceState) wrote(mtime time.Time) {
+	if mtime.After(st.lastWrite) {
+		st.lastWrite = mtime
+	}
+}
+
+// serverWrote records that the current process wrote the file accepted.
+func (st *instanceState) serverWrote() { st.serverPID, st.serverComm = st.pid, st.comm }
+
+// notServer tells why the live process p at pid is not the instance's
+// server, or "" when it may be. It is not when the receiver saw the pid
+// change process (the server died) and the process now at it started after
+// the last stats write and has not written since, or when its command name
+// is not the one the server had at that pid (until it writes a file). A
+// receiver that never saw the server at the pid has no such evidence.
+func (st *instanceState) notServer(pid int, p procs.Process) string {
+	if !p.Alive {
+		return ""
+	}
+	if st.reused && !p.Start.IsZero() && !st.lastWrite.IsZero() && st.lastWrite.Before(p.Start) {
+		return fmt.Sprintf("pid %d is not its server: the process at it started at %s, after the server's last stats write at %s, and has not written since (the server died and the pid was reused); published as down",
+			pid, p.Start.Format(time.RFC3339), st.lastWrite.Format(time.RFC3339))
+	}
+	if st.serverPID == pid && st.serverComm != "" && p.Comm != "" && p.Comm != st.serverComm {
+		return fmt.Sprintf("pid %d is not its server: its command name %q is not the server's %q; published as down", pid, p.Comm, st.serverComm)
+	}
+	return ""
+}
