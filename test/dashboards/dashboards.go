@@ -13,12 +13,10 @@ package dashboards
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -37,26 +35,6 @@ const (
 	RuleTestsPath = "test/dashboards/testdata/alerts_test.yml"
 	ReadmePath    = "README.md"
 )
-
-// RepoRoot returns the repository root: the nearest directory at or above
-// the working directory whose go.mod is this module's.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.Contains(mod, []byte("module github.com/rocm-ernic/otelcol-ernic\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("repository root (go.mod of github.com/rocm-ernic/otelcol-ernic) not found")
-		}
-		dir = parent
-	}
-}
 
 // ---------------------------------------------------------------------------
 // The Grafana dashboard.

@@ -4,12 +4,9 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,6 +20,7 @@ import (
 
 	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
 	"github.com/rocm-ernic/otelcol-ernic/test/dashboards"
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // The dashboard and the alerting rules of dashboards/ against what the
@@ -45,41 +43,34 @@ const alertScale = 20
 // harness (1s collections): $__rate_interval is four samples and more.
 var harnessVars = dashboards.Vars{RateInterval: "6s", Interval: "2s"}
 
+// loadBoardAndRules loads the shipped dashboard and alerting rules, and
+// the rules scaled alertScale times faster for the harness.
+func loadBoardAndRules(t *testing.T) (board *dashboards.Dashboard, rules, scaled *dashboards.RuleFile) {
+	t.Helper()
+	root := harness.RepoRoot(t)
+	board, err := dashboards.LoadDashboard(filepath.Join(root, dashboards.DashboardPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err = dashboards.LoadRules(filepath.Join(root, dashboards.RulesPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scaled, err = rules.Scaled(alertScale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return board, rules, scaled
+}
+
 // rulesPrometheus is a Prometheus like startPrometheus's that also
 // evaluates the rule files matching ruleGlob every second, with the query
 // lookback given. It is started without rules; loadRules adds them.
-func rulesPrometheus(t *testing.T, ruleDir string, lookback string) *promServer {
+func rulesPrometheus(t *testing.T, ruleDir string, lookback string) *harness.Prometheus {
 	t.Helper()
 	conf := fmt.Sprintf("global:\n  scrape_interval: 15s\n  evaluation_interval: 1s\nrule_files:\n  - %s/*.yaml\nscrape_configs: []\n", ruleDir)
-	return launchPrometheus(t, prometheusBinary(t), conf,
+	return harness.StartPrometheus(t, harness.PrometheusBinary(t), "", 60*time.Second, conf,
 		"--web.enable-remote-write-receiver", "--storage.tsdb.retention.time=1d", "--query.lookback-delta="+lookback)
-}
-
-// getAPI GETs an API path (the rules and alerts endpoints take no POST)
-// and decodes its data into v.
-func (p *promServer) getAPI(ctx context.Context, path string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.url(path), nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	var env struct {
-		Status string          `json:"status"`
-		Error  string          `json:"error"`
-		Data   json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(body, &env); err != nil || env.Status != "success" {
-		return fmt.Errorf("GET %s: %s %v %s", path, resp.Status, err, env.Error)
-	}
-	return json.Unmarshal(env.Data, v)
 }
 
 // alertKey names one alert instance.
@@ -111,7 +102,7 @@ type alertWatch struct {
 	errs   int
 }
 
-func watchAlerts(ctx context.Context, p *promServer, every time.Duration) *alertWatch {
+func watchAlerts(ctx context.Context, p *harness.Prometheus, every time.Duration) *alertWatch {
 	w := &alertWatch{cycles: map[alertKey][]*alertCycle{}}
 	go func() {
 		for ctx.Err() == nil {
@@ -122,7 +113,7 @@ func watchAlerts(ctx context.Context, p *promServer, every time.Duration) *alert
 					ActiveAt time.Time         `json:"activeAt"`
 				} `json:"alerts"`
 			}
-			err := p.getAPI(ctx, "/api/v1/alerts", &data)
+			err := p.GetAPI(ctx, "/api/v1/alerts", &data)
 			now := time.Now()
 			w.mu.Lock()
 			if err != nil {
@@ -196,47 +187,22 @@ func TestDashboardsAndAlerts(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	root := repoRoot(t)
-	board, err := dashboards.LoadDashboard(filepath.Join(root, dashboards.DashboardPath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules, err := dashboards.LoadRules(filepath.Join(root, dashboards.RulesPath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	scaled, err := rules.Scaled(alertScale)
-	if err != nil {
-		t.Fatal(err)
-	}
-	collectorBinary(t)
+	root := harness.RepoRoot(t)
+	board, rules, scaled := loadBoardAndRules(t)
+	harness.CollectorBinary(t)
 
 	// The world: Prometheus (rules not loaded yet), the simulator (a
 	// manager and three workers, 500ms writes, LIF counters), the
 	// collector writing to Prometheus.
 	start := time.Now()
 	ruleDir := t.TempDir()
-	r := &rwSetup{t: t, writes: &simWrites{}, runDir: t.TempDir(), stateDir: t.TempDir()}
-	r.prom = rulesPrometheus(t, ruleDir, dashboards.ScaleDuration(5*time.Minute, alertScale))
-	s, err := sim.New(sim.Options{RunDir: r.runDir, Log: r.writes, Instances: 4, QPs: 4, Interval: 500 * time.Millisecond, LIF: true, Seed: 23})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Stop() })
-	r.sim = s
-	override := filepath.Join(t.TempDir(), "rw-e2e.yaml")
-	if err := os.WriteFile(override, []byte(rwOverride), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r.args = []string{"--config", filepath.Join(root, "config", "prometheus-remote-write.yaml"), "--config", override}
-	r.env = []string{"ERNIC_RUN_DIR=" + r.runDir, "ERNIC_REMOTE_WRITE_URL=" + r.prom.writeURL(), "ERNIC_STATE_DIR=" + r.stateDir}
+	r := newRemoteWriteTo(t, sim.Options{Instances: 4, QPs: 4, Interval: 500 * time.Millisecond, LIF: true, Seed: 23},
+		rulesPrometheus(t, ruleDir, dashboards.ScaleDuration(5*time.Minute, alertScale)))
+	s := r.sim
 	c := r.startCollector()
 
 	p := r.prom
-	instant := func(q string) (model.Vector, error) { return p.vector(ctx, q, time.Now()) }
+	instant := func(q string) (model.Vector, error) { return p.Vector(ctx, q, time.Now()) }
 	eventually(t, waitTimeout, "traffic of every worker in Prometheus", func() []string {
 		v, err := instant(`rate(ernic_rdma_bytes_total[5s]) > 0 and on (ernic_id) ernic_qp_count == 4`)
 		if err != nil || len(v) != 3 {
@@ -254,7 +220,7 @@ func TestDashboardsAndAlerts(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ruleDir, "alerts.yaml"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p.reload(ctx, t, len(rules.Alerts()))
+	reloadRules(ctx, t, p, len(rules.Alerts()))
 	watch := watchAlerts(ctx, p, 200*time.Millisecond)
 	time.Sleep(2 * time.Second)
 	if keys := watch.keys(); len(keys) > 0 {
@@ -264,7 +230,7 @@ func TestDashboardsAndAlerts(t *testing.T) {
 	// The LIF burst: 2% of instance 3's RDMA packet rate as requester
 	// sequence errors (20 times the alert's 0.1%), plus drops and ring
 	// errors, every 500ms until the alert fires.
-	pkts, err := p.scalarAt(ctx, `sum(rate(ernic_lif_counter_total{ernic_id="3",counter=~"(rx|tx)_rdma_ucast_packets"}[10s]))`, time.Now())
+	pkts, err := p.ScalarAt(ctx, `sum(rate(ernic_lif_counter_total{ernic_id="3",counter=~"(rx|tx)_rdma_ucast_packets"}[10s]))`, time.Now())
 	if err != nil || pkts <= 0 {
 		t.Fatalf("instance 3's RDMA packet rate: %v (%v)", pkts, err)
 	}
@@ -274,7 +240,7 @@ func TestDashboardsAndAlerts(t *testing.T) {
 		"tx_queue_error":          2,
 		"rx_desc_data_error":      1,
 	}
-	background, _ := p.scalarAt(ctx, `sum(rate(ernic_lif_counter_total{counter=~"rdma_(req|resp)_.+"}[1m])) / sum(rate(ernic_lif_counter_total{counter=~"(rx|tx)_rdma_ucast_packets"}[1m]))`, time.Now())
+	background, _ := p.ScalarAt(ctx, `sum(rate(ernic_lif_counter_total{counter=~"rdma_(req|resp)_.+"}[1m])) / sum(rate(ernic_lif_counter_total{counter=~"(rx|tx)_rdma_ucast_packets"}[1m]))`, time.Now())
 	t.Logf("instance 3: %.0f RDMA packets/s; burst of %v every 500ms; the simulator's own RDMA errors so far: %.2g per RDMA packet (alert above 0.001)",
 		pkts, burst, background)
 	stopBurst := make(chan struct{})
@@ -367,9 +333,9 @@ func TestDashboardsAndAlerts(t *testing.T) {
 	// The only host falls silent too: ErnicHostNoData names it (TestFleet
 	// shows it names that host alone among several).
 	ev["hostnodata"] = &provoked{key: alertKey{name: "ErnicHostNoData"}, how: "collector stopped (SIGTERM)", at: ev["nodata"].at}
-	must(c.cmd.Process.Signal(syscall.SIGTERM))
+	must(c.Signal(syscall.SIGTERM))
 	select {
-	case <-c.exited:
+	case <-c.Exited():
 	case <-time.After(15 * time.Second):
 		t.Fatal("the collector did not stop within 15s of SIGTERM")
 	}
@@ -425,10 +391,10 @@ func TestDashboardsAndAlerts(t *testing.T) {
 	vars.Range = fmt.Sprintf("%ds", int(math.Ceil(stop.Sub(start).Seconds())))
 	count := func(q string, rangeQuery bool) (int, error) {
 		if rangeQuery {
-			m, err := p.queryRange(ctx, q, start, stop, 2*time.Second)
+			m, err := p.QueryRange(ctx, q, start, stop, 2*time.Second)
 			return len(m), err
 		}
-		v, m, err := p.query(ctx, q, stop)
+		v, m, err := p.Query(ctx, q, stop)
 		return len(v) + len(m), err
 	}
 	var lines []string
@@ -468,7 +434,7 @@ func TestDashboardsAndAlerts(t *testing.T) {
 	}
 	t.Logf("series returned (range queries %s..%s, step 2s; instant at the end), $__rate_interval=%s $__range=%s:\n%s",
 		start.Format("15:04:05"), stop.Format("15:04:05"), vars.RateInterval, vars.Range, strings.Join(lines, "\n"))
-	if share, err := p.scalarAt(ctx, `avg(rate(ernic_rdma_bytes_total{role="worker"}[30s]) / (rate(ernic_rdma_bytes_total{role="worker"}[30s]) + rate(ernic_ip_bytes_total{role="worker"}[30s])))`, stop); err == nil {
+	if share, err := p.ScalarAt(ctx, `avg(rate(ernic_rdma_bytes_total{role="worker"}[30s]) / (rate(ernic_rdma_bytes_total{role="worker"}[30s]) + rate(ernic_ip_bytes_total{role="worker"}[30s])))`, stop); err == nil {
 		t.Logf("RDMA share of all bytes, workers' average: %.3f", share)
 	}
 	t.Logf("run took %v", time.Since(start).Round(time.Second))

@@ -19,7 +19,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net"
 	"net/http"
@@ -30,113 +29,30 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
+
+// opcodeReceiver is the receiver part of the configuration overrides of
+// the tests that check every metric: a 1s scrape and the off-by-default
+// per-opcode metric on. The metric name has dots, which --set=a::b=c
+// splits into keys, so it comes from a file.
+const opcodeReceiver = `receivers:
+  ernic:
+    collection_interval: 1s
+    metrics:
+      ernic.qp.wqes.by_opcode:
+        enabled: true
+`
 
 // waitTimeout bounds how long the collector gets to serve the expected
 // exposition (the e2e config scrapes every second).
 const waitTimeout = 45 * time.Second
-
-// repoRoot is the repository root: go test runs in test/e2e.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
-	if err != nil || !bytes.Contains(mod, []byte("module github.com/rocm-ernic/otelcol-ernic\n")) {
-		t.Fatalf("repository root not found at %s (go.mod: %v)", root, err)
-	}
-	return root
-}
-
-var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
-)
-
-// collectorBinary returns the otelcol-ernic binary: $OTELCOL_BIN when set
-// (make e2e-test builds it first), else the result of `make otelcol`.
-func collectorBinary(t *testing.T) string {
-	t.Helper()
-	root := repoRoot(t)
-	binOnce.Do(func() {
-		if p := os.Getenv("OTELCOL_BIN"); p != "" {
-			binPath = p
-		} else {
-			make, err := exec.LookPath("make")
-			if err != nil {
-				binErr = fmt.Errorf("make is needed to build the collector (or set OTELCOL_BIN): %w", err)
-				return
-			}
-			cmd := exec.Command(make, "otelcol")
-			cmd.Dir = root
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				binErr = fmt.Errorf("make otelcol: %w\n%s", err, out)
-				return
-			}
-			binPath = filepath.Join(root, "build", "otelcol-ernic", "otelcol-ernic")
-		}
-		if fi, err := os.Stat(binPath); err != nil {
-			binErr = fmt.Errorf("collector binary: %w", err)
-		} else if fi.Mode()&0o111 == 0 {
-			binErr = fmt.Errorf("collector binary %s is not executable", binPath)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
-}
-
-// freePort returns a TCP port free on 127.0.0.1 at the time of the call.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// cleanEnv is the test's environment without the ERNIC_* variables the
-// configurations in config/ read (ERNIC_RUN_DIR, ERNIC_EXPORTER_PORT,
-// ERNIC_REMOTE_WRITE_URL, ERNIC_STATE_DIR, ...), so that only what a test sets
-// reaches the collector.
-func cleanEnv() []string {
-	return slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, "ERNIC_")
-	})
-}
-
-// lockedBuffer collects the collector's output from two pipes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // validateEnv is the environment of `otelcol-ernic validate` for the shipped
 // configurations: the variables that have no default, set to plausible
@@ -157,8 +73,8 @@ var validateEndpoints = map[string]string{
 // configurations that need an endpoint are also checked to fail without it,
 // so that a missing variable stops the collector instead of sending nowhere.
 func TestValidateConfigs(t *testing.T) {
-	bin := collectorBinary(t)
-	root := repoRoot(t)
+	bin := harness.CollectorBinary(t)
+	root := harness.RepoRoot(t)
 	configs, err := filepath.Glob(filepath.Join(root, "config", "*.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -175,7 +91,7 @@ func TestValidateConfigs(t *testing.T) {
 	validate := func(config string, env []string) ([]byte, error) {
 		cmd := exec.Command(bin, "validate", "--config", config)
 		cmd.Dir = root
-		cmd.Env = append(cleanEnv(), env...)
+		cmd.Env = append(harness.CleanEnv(), env...)
 		return cmd.CombinedOutput()
 	}
 	for _, config := range configs {
@@ -188,7 +104,7 @@ func TestValidateConfigs(t *testing.T) {
 			if name == "debug.yaml" {
 				// An overlay of local.yaml (make run).
 				cmd := exec.Command(bin, "validate", "--config", filepath.Join(root, "config", "local.yaml"), "--config", config)
-				cmd.Dir, cmd.Env = root, cleanEnv()
+				cmd.Dir, cmd.Env = root, harness.CleanEnv()
 				if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
 					t.Fatalf("validate local.yaml + debug.yaml: %v\n%s", err, out)
 				}
@@ -211,125 +127,47 @@ func TestValidateConfigs(t *testing.T) {
 	}
 }
 
-// collector is a running otelcol-ernic.
-type collector struct {
-	cmd     *exec.Cmd
-	log     *lockedBuffer
-	exited  chan struct{}
-	waitErr error
-}
-
 // startCollector runs the collector with config/local.yaml plus the e2e
 // override file, and stops it when the test ends, printing its log if the
 // test failed.
-func startCollector(t *testing.T, runDir string, promPort, healthPort int) *collector {
+func startCollector(t *testing.T, runDir string, promPort, healthPort int) *harness.Process {
 	t.Helper()
-	root := repoRoot(t)
+	root := harness.RepoRoot(t)
 
 	// The overrides of the test, merged over config/local.yaml: a 1s
 	// scrape, the off-by-default per-opcode metric on, and every listener
 	// on loopback. The metric name has dots, which --set=a::b=c splits
 	// into keys, so it comes from a file.
-	override := filepath.Join(t.TempDir(), "e2e.yaml")
-	err := os.WriteFile(override, []byte(fmt.Sprintf(`receivers:
-  ernic:
-    collection_interval: 1s
-    metrics:
-      ernic.qp.wqes.by_opcode:
-        enabled: true
-exporters:
+	override := harness.WriteFile(t, "e2e.yaml", fmt.Sprintf(opcodeReceiver+`exporters:
   prometheus_text:
     endpoint: 127.0.0.1:${env:ERNIC_EXPORTER_PORT}
 extensions:
   health_check:
     endpoint: 127.0.0.1:%d
-`, healthPort)), 0o644)
-	if err != nil {
-		t.Fatal(err)
-	}
+`, healthPort))
 
-	return launchCollector(t, []string{
+	return harness.StartCollector(t, []string{
 		"--config", filepath.Join(root, "config", "local.yaml"),
 		"--config", override,
 	}, []string{
 		"ERNIC_RUN_DIR=" + runDir,
 		"ERNIC_EXPORTER_PORT=" + strconv.Itoa(promPort),
-	})
-}
-
-// launchCollector runs the collector with args and cleanEnv plus env, and stops
-// it (SIGTERM) when the test ends, printing its log if the test failed.
-func launchCollector(t *testing.T, args, env []string) *collector {
-	t.Helper()
-	bin := collectorBinary(t)
-	c := &collector{log: &lockedBuffer{}, exited: make(chan struct{})}
-	c.cmd = exec.Command(bin, args...)
-	c.cmd.Dir = repoRoot(t)
-	c.cmd.Env = append(cleanEnv(), env...)
-	c.cmd.Stdout = c.log
-	c.cmd.Stderr = c.log
-	if err := c.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", bin, err)
-	}
-	go func() {
-		c.waitErr = c.cmd.Wait()
-		close(c.exited)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-c.exited:
-		default:
-			_ = c.cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-c.exited:
-			case <-time.After(15 * time.Second):
-				t.Errorf("collector did not stop within 15s of SIGTERM; killing it")
-				_ = c.cmd.Process.Kill()
-				<-c.exited
-			}
-		}
-		if t.Failed() {
-			t.Logf("collector command: %s\ncollector log:\n%s", strings.Join(c.cmd.Args, " "), c.log.String())
-		}
-	})
-	return c
-}
-
-// scrape fetches and parses the text exposition.
-func scrape(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Accept", "text/plain; version=0.0.4")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(resp.Body)
-		return nil, fmt.Errorf("GET %s: %s\n%s", url, resp.Status, body)
-	}
-	// Legacy validation: every family and label name must be a classic
-	// Prometheus name, as the legacy exporter's were.
-	p := expfmt.NewTextParser(model.LegacyValidation)
-	return p.TextToMetricFamilies(resp.Body)
+	}, nil, true)
 }
 
 // TestPrometheusContract runs the collector on a fixture run directory and
 // checks every family of the metric contract and the fixtures' values.
 func TestPrometheusContract(t *testing.T) {
-	collectorBinary(t) // build first: the fixture files must be younger than the clock checks below
+	harness.CollectorBinary(t) // build first: the fixture files must be younger than the clock checks below
 	runDir := t.TempDir()
 	waitPastOwnStart(t)
 	now := time.Now()
 	insts := fixtures(now)
 	writeRunDir(t, runDir, insts)
 
-	promPort, healthPort := freePort(t), freePort(t)
+	promPort, healthPort := harness.FreePort(t), harness.FreePort(t)
 	for healthPort == promPort {
-		healthPort = freePort(t)
+		healthPort = harness.FreePort(t)
 	}
 	c := startCollector(t, runDir, promPort, healthPort)
 	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", promPort)
@@ -343,13 +181,13 @@ func TestPrometheusContract(t *testing.T) {
 	var mfs map[string]*dto.MetricFamily
 	for attempt := 0; ; attempt++ {
 		select {
-		case <-c.exited:
-			t.Fatalf("collector exited before serving the expected metrics: %v", c.waitErr)
+		case <-c.Exited():
+			t.Fatalf("collector exited before serving the expected metrics: %v", c.Err())
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		var err error
-		mfs, err = scrape(ctx, url)
+		mfs, err = harness.Scrape(ctx, url)
 		cancel()
 		if err != nil {
 			problems = []string{"scrape: " + err.Error()}
@@ -389,7 +227,7 @@ func TestPrometheusContract(t *testing.T) {
 
 	// The collector listens on exactly the two loopback endpoints: no
 	// telemetry server of its own, nothing on another address.
-	listeners, err := tcpListeners(c.cmd.Process.Pid)
+	listeners, err := tcpListeners(c.Pid())
 	if err != nil {
 		t.Errorf("listeners of the collector: %v", err)
 	} else {

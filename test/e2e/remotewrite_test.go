@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // The remote-write tests run config/prometheus-remote-write.yaml as shipped,
@@ -108,7 +109,7 @@ type rwSetup struct {
 	t        *testing.T
 	sim      *sim.Sim
 	writes   *simWrites
-	prom     *promServer
+	prom     *harness.Prometheus
 	runDir   string
 	stateDir string
 	args     []string
@@ -117,7 +118,7 @@ type rwSetup struct {
 
 // startRemoteWrite starts a simulator with o (RunDir and Log are set here),
 // a Prometheus and the collector with the shipped remote-write config.
-func startRemoteWrite(t *testing.T, o sim.Options) (*rwSetup, *collector) {
+func startRemoteWrite(t *testing.T, o sim.Options) (*rwSetup, *harness.Process) {
 	t.Helper()
 	r := newRemoteWrite(t, o)
 	return r, r.startCollector()
@@ -127,34 +128,23 @@ func startRemoteWrite(t *testing.T, o sim.Options) (*rwSetup, *collector) {
 // change r.env or r.stateDir first.
 func newRemoteWrite(t *testing.T, o sim.Options) *rwSetup {
 	t.Helper()
-	collectorBinary(t)
-	r := &rwSetup{t: t, writes: &simWrites{}, runDir: t.TempDir(), stateDir: t.TempDir()}
-	r.prom = startPrometheus(t)
+	harness.CollectorBinary(t)
+	return newRemoteWriteTo(t, o, harness.StartRemoteWritePrometheus(t, "", "1d"))
+}
 
+// newRemoteWriteTo is newRemoteWrite writing to the Prometheus prom.
+func newRemoteWriteTo(t *testing.T, o sim.Options, prom *harness.Prometheus) *rwSetup {
+	t.Helper()
+	r := &rwSetup{t: t, writes: &simWrites{}, runDir: t.TempDir(), stateDir: t.TempDir(), prom: prom}
 	o.RunDir, o.Log = r.runDir, r.writes
-	s, err := sim.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Stop() })
-	r.sim = s
-
-	override := filepath.Join(t.TempDir(), "rw-e2e.yaml")
-	if err := os.WriteFile(override, []byte(rwOverride), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	r.sim = harness.StartSim(t, o)
 	r.args = []string{
-		"--config", filepath.Join(repoRoot(t), "config", "prometheus-remote-write.yaml"),
-		"--config", override,
+		"--config", filepath.Join(harness.RepoRoot(t), "config", "prometheus-remote-write.yaml"),
+		"--config", harness.WriteFile(t, "rw-e2e.yaml", rwOverride),
 	}
 	r.env = []string{
 		"ERNIC_RUN_DIR=" + r.runDir,
-		"ERNIC_REMOTE_WRITE_URL=" + r.prom.writeURL(),
+		"ERNIC_REMOTE_WRITE_URL=" + r.prom.WriteURL(),
 		"ERNIC_STATE_DIR=" + r.stateDir,
 	}
 	return r
@@ -162,12 +152,12 @@ func newRemoteWrite(t *testing.T, o sim.Options) *rwSetup {
 
 // startCollector starts (or starts again) the collector, on the same state
 // directory.
-func (r *rwSetup) startCollector() *collector {
+func (r *rwSetup) startCollector() *harness.Process {
 	r.t.Helper()
-	c := launchCollector(r.t, r.args, r.env)
+	c := harness.StartCollector(r.t, r.args, r.env, nil, true)
 	r.t.Cleanup(func() {
-		if strings.Contains(strings.ToLower(c.log.String()), "deprecat") {
-			r.t.Errorf("the collector logged a deprecation warning with config/prometheus-remote-write.yaml:\n%s", c.log.String())
+		if strings.Contains(strings.ToLower(c.Log.String()), "deprecat") {
+			r.t.Errorf("the collector logged a deprecation warning with config/prometheus-remote-write.yaml:\n%s", c.Log.String())
 		}
 	})
 	return c
@@ -281,7 +271,7 @@ func TestRemoteWriteContract(t *testing.T) {
 
 	var families int
 	eventually(t, waitTimeout, "every family of the contract in Prometheus with its labels", func() []string {
-		v, err := r.prom.vector(ctx, `{__name__=~"ernic_.+"}`, time.Now())
+		v, err := r.prom.Vector(ctx, `{__name__=~"ernic_.+"}`, time.Now())
 		if err != nil {
 			return []string{err.Error()}
 		}
@@ -296,17 +286,17 @@ func TestRemoteWriteContract(t *testing.T) {
 		families, len(contract), len(beyondContract), time.Since(start).Round(time.Millisecond))
 	// Nothing else was written: no target_info, no other series (this
 	// Prometheus scrapes nothing, not even itself).
-	if v, err := r.prom.vector(ctx, `{__name__=~".+",__name__!~"ernic_.+"}`, time.Now()); err != nil || len(v) > 0 {
+	if v, err := r.prom.Vector(ctx, `{__name__=~".+",__name__!~"ernic_.+"}`, time.Now()); err != nil || len(v) > 0 {
 		t.Errorf("series other than ernic_* in Prometheus (%v): %v", err, v)
 	}
 	for q, want := range map[string]float64{"ernic_instances": 3, "ernic_vms": 2} {
-		if got, err := r.prom.scalarAt(ctx, q, time.Now()); err != nil || got != want {
+		if got, err := r.prom.ScalarAt(ctx, q, time.Now()); err != nil || got != want {
 			t.Errorf("%s = %v (%v), want %v", q, got, err, want)
 		}
 	}
 
 	eventually(t, waitTimeout, "rate(ernic_rdma_bytes_total[30s]) > 0 for the workers", func() []string {
-		v, err := r.prom.vector(ctx, `rate(ernic_rdma_bytes_total[30s]) > 0`, time.Now())
+		v, err := r.prom.Vector(ctx, `rate(ernic_rdma_bytes_total[30s]) > 0`, time.Now())
 		if err != nil {
 			return []string{err.Error()}
 		}
@@ -334,7 +324,7 @@ func TestRemoteWriteContract(t *testing.T) {
 		snaps[id] = st
 	}
 	last := func(selector string) (float64, error) {
-		return r.prom.scalarAt(ctx, fmt.Sprintf("last_over_time(%s[1m])", selector), time.Now())
+		return r.prom.ScalarAt(ctx, fmt.Sprintf("last_over_time(%s[1m])", selector), time.Now())
 	}
 	eventually(t, waitTimeout, "the simulator's final write in Prometheus", func() []string {
 		var problems []string
@@ -429,7 +419,7 @@ func TestRemoteWriteCounterReset(t *testing.T) {
 	const family = "ernic_stats_writes_total"
 
 	latest := func(id string) float64 {
-		v, err := r.prom.scalarAt(ctx, fmt.Sprintf("%s{ernic_id=%q}", family, id), time.Now())
+		v, err := r.prom.ScalarAt(ctx, fmt.Sprintf("%s{ernic_id=%q}", family, id), time.Now())
 		if err != nil {
 			return -1
 		}
@@ -476,7 +466,7 @@ func TestRemoteWriteCounterReset(t *testing.T) {
 		{family, "5m"}, {family, ws}, {"ernic_rdma_bytes_total", ws}, {"ernic_ip_bytes_tx_total", "5m"},
 	} {
 		fam, ws := q.fam, q.rng
-		v, err := r.prom.vector(ctx, fmt.Sprintf("resets(%s[%s])", fam, ws), t1)
+		v, err := r.prom.Vector(ctx, fmt.Sprintf("resets(%s[%s])", fam, ws), t1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -497,7 +487,7 @@ func TestRemoteWriteCounterReset(t *testing.T) {
 	}
 
 	// The raw samples of instance 2 over the window.
-	m, err := r.prom.rawSamples(ctx, fmt.Sprintf("%s{ernic_id=\"2\"}", family), window, t1)
+	m, err := r.prom.RawSamples(ctx, fmt.Sprintf("%s{ernic_id=\"2\"}", family), window, t1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -538,7 +528,7 @@ func TestRemoteWriteCounterReset(t *testing.T) {
 	// scrape, which no scrape can see.
 	truth := (float64(oldFinal) - first) + lastV
 	seen := (pre - first) + lastV
-	inc, err := r.prom.scalarAt(ctx, fmt.Sprintf("increase(%s{ernic_id=\"2\"}[%s])", family, ws), t1)
+	inc, err := r.prom.ScalarAt(ctx, fmt.Sprintf("increase(%s{ernic_id=\"2\"}[%s])", family, ws), t1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -558,7 +548,7 @@ func TestRemoteWriteCounterReset(t *testing.T) {
 	}
 
 	// Instance 3: no reset, and the samples' increase is the simulator's.
-	m, err = r.prom.rawSamples(ctx, fmt.Sprintf("%s{ernic_id=\"3\"}", family), window, t1)
+	m, err = r.prom.RawSamples(ctx, fmt.Sprintf("%s{ernic_id=\"3\"}", family), window, t1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -576,7 +566,7 @@ func TestRemoteWriteCounterReset(t *testing.T) {
 			t.Errorf("instance 3 sample %d at %s: the simulator's file held %d..%d around then", v, sp.Timestamp.Time().Format("15:04:05.000"), lo, hi)
 		}
 	}
-	inc3, _ := r.prom.scalarAt(ctx, fmt.Sprintf("increase(%s{ernic_id=\"3\"}[%s])", family, ws), t1)
+	inc3, _ := r.prom.ScalarAt(ctx, fmt.Sprintf("increase(%s{ernic_id=\"3\"}[%s])", family, ws), t1)
 	t.Logf("instance 3 over %s: %d raw samples %v -> %v, increase() %v", ws, len(raw3), raw3[0].Value, raw3[len(raw3)-1].Value, inc3)
 }
 
@@ -601,7 +591,7 @@ func TestRemoteWriteRemovedInstanceEnds(t *testing.T) {
 	r, _ := startRemoteWrite(t, sim.Options{Instances: 3, QPs: 2, Interval: 500 * time.Millisecond, LIF: true, Seed: 9})
 	ctx := context.Background()
 	count := func(selector string) (float64, error) {
-		v, err := r.prom.vector(ctx, fmt.Sprintf("count(%s)", selector), time.Now())
+		v, err := r.prom.Vector(ctx, fmt.Sprintf("count(%s)", selector), time.Now())
 		if err != nil || len(v) == 0 {
 			return 0, err
 		}
@@ -610,7 +600,7 @@ func TestRemoteWriteRemovedInstanceEnds(t *testing.T) {
 	var before float64
 	eventually(t, waitTimeout, "instance 3's series in Prometheus", func() []string {
 		n, err := count(`{__name__=~"ernic_.+",ernic_id="3"}`)
-		up, _ := r.prom.scalarAt(ctx, `ernic_instance_up{ernic_id="3"}`, time.Now())
+		up, _ := r.prom.ScalarAt(ctx, `ernic_instance_up{ernic_id="3"}`, time.Now())
 		before = n
 		if err != nil || n < 50 || up != 1 {
 			return []string{fmt.Sprintf("%v series of instance 3 (%v), up %v", n, err, up)}
@@ -630,7 +620,7 @@ func TestRemoteWriteRemovedInstanceEnds(t *testing.T) {
 	for time.Since(removed) < limit+10*time.Second && (upGone == 0 || allGone == 0) {
 		now := time.Now()
 		if upGone == 0 {
-			if v, err := r.prom.vector(ctx, `ernic_instance_up{ernic_id="3"}`, now); err == nil && len(v) == 0 {
+			if v, err := r.prom.Vector(ctx, `ernic_instance_up{ernic_id="3"}`, now); err == nil && len(v) == 0 {
 				upGone = now.Sub(removed)
 			}
 		}
@@ -655,7 +645,7 @@ func TestRemoteWriteRemovedInstanceEnds(t *testing.T) {
 	if n, err := count(`{__name__=~"ernic_.+",ernic_id!="3"}`); err != nil || n < others {
 		t.Errorf("the other instances' series: %v (%v), were %v before the removal", n, err, others)
 	}
-	if v, err := r.prom.scalarAt(ctx, "ernic_instances", time.Now()); err != nil || v != 2 {
+	if v, err := r.prom.ScalarAt(ctx, "ernic_instances", time.Now()); err != nil || v != 2 {
 		t.Errorf("ernic_instances = %v (%v) after the removal, want 2", v, err)
 	}
 }
@@ -693,7 +683,7 @@ func TestRemoteWriteOutage(t *testing.T) {
 
 	var qp string
 	eventually(t, waitTimeout, "data in Prometheus", func() []string {
-		v, err := r.prom.vector(ctx, `ernic_qp_bytes_sent_total{ernic_id="3"}`, time.Now())
+		v, err := r.prom.Vector(ctx, `ernic_qp_bytes_sent_total{ernic_id="3"}`, time.Now())
 		if err != nil || len(v) == 0 {
 			return []string{fmt.Sprintf("no QP series of instance 3 yet (%v)", err)}
 		}
@@ -705,12 +695,12 @@ func TestRemoteWriteOutage(t *testing.T) {
 	// The outage: 65s without Prometheus, the collector killed after 25s.
 	const outage = 65 * time.Second
 	down := time.Now()
-	r.prom.stop()
+	r.prom.Stop()
 	time.Sleep(25 * time.Second)
-	if err := c.cmd.Process.Kill(); err != nil {
+	if err := c.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	<-c.exited
+	<-c.Exited()
 	killed := time.Now()
 	r.startCollector()
 	restarted := time.Now()
@@ -723,7 +713,7 @@ func TestRemoteWriteOutage(t *testing.T) {
 			walBytes += fi.Size()
 		}
 	}
-	r.prom.start()
+	r.prom.Start()
 	up := time.Now()
 	t.Logf("Prometheus down %v; collector killed %v into the outage, started again %v later; queue at the end of the outage: %d files, %d bytes",
 		up.Sub(down).Round(time.Millisecond), killed.Sub(down).Round(time.Millisecond), restarted.Sub(killed).Round(time.Millisecond), len(walFiles), walBytes)
@@ -733,7 +723,7 @@ func TestRemoteWriteOutage(t *testing.T) {
 
 	// Drained: the newest sample is recent again.
 	eventually(t, 60*time.Second, "the backlog in Prometheus", func() []string {
-		v, err := r.prom.vector(ctx, `timestamp(ernic_stats_writes_total{ernic_id="2"})`, time.Now())
+		v, err := r.prom.Vector(ctx, `timestamp(ernic_stats_writes_total{ernic_id="2"})`, time.Now())
 		if err != nil || len(v) != 1 {
 			return []string{fmt.Sprintf("%v %v", v, err)}
 		}
@@ -760,12 +750,12 @@ func TestRemoteWriteOutage(t *testing.T) {
 		`ernic_instances`,
 	}
 	for _, sel := range series {
-		n, err := r.prom.scalarAt(ctx, fmt.Sprintf("count_over_time(%s[%s])", sel, ws), end)
+		n, err := r.prom.ScalarAt(ctx, fmt.Sprintf("count_over_time(%s[%s])", sel, ws), end)
 		if err != nil {
 			t.Errorf("%s: %v", sel, err)
 			continue
 		}
-		m, err := r.prom.rawSamples(ctx, sel, window, end)
+		m, err := r.prom.RawSamples(ctx, sel, window, end)
 		if err != nil {
 			t.Fatal(err)
 		}

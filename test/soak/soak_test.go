@@ -37,7 +37,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -49,10 +48,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
 	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // faultInterval is the receiver's (receiver/ernicreceiver/faults.go): a
@@ -205,17 +204,7 @@ func (m *monitor) run(ctx context.Context, pid, telemetryPort int) {
 
 // telemetryValue reads one gauge of the collector's own metrics.
 func telemetryValue(ctx context.Context, port int, name string) (float64, bool) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/metrics", port), nil)
-	if err != nil {
-		return 0, false
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, false
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.LegacyValidation)
-	mfs, err := p.TextToMetricFamilies(resp.Body)
+	mfs, err := harness.Scrape(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 	if err != nil {
 		return 0, false
 	}
@@ -239,17 +228,7 @@ func telemetryValue(ctx context.Context, port int, name string) (float64, bool) 
 // refused, failed or dropped points (memory_limiter refusals, send failures).
 func telemetryLosses(ctx context.Context, port int) map[string]float64 {
 	out := map[string]float64{}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/metrics", port), nil)
-	if err != nil {
-		return out
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return out
-	}
-	defer resp.Body.Close()
-	p := expfmt.NewTextParser(model.LegacyValidation)
-	mfs, err := p.TextToMetricFamilies(resp.Body)
+	mfs, err := harness.Scrape(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 	if err != nil {
 		return out
 	}
@@ -779,7 +758,7 @@ func TestSoak(t *testing.T) {
 	}
 	hugeQPs := envInt(t, "SOAK_HUGE_QPS", 10000)
 	seed := int64(envInt(t, "SOAK_SEED", 1))
-	bin := collectorBinary(t)
+	bin := harness.CollectorBinary(t)
 
 	dir := t.TempDir()
 	if d := os.Getenv("SOAK_DIR"); d != "" {
@@ -789,7 +768,7 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	runDir := filepath.Join(dir, "run")
-	prom := startPrometheus(t, dir)
+	prom := harness.StartRemoteWritePrometheus(t, dir, "2d")
 
 	// The simulator, logging every complete write from its first one.
 	chaosLogPath := filepath.Join(dir, "chaos.jsonl")
@@ -798,7 +777,7 @@ func TestSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer chaosLog.Close()
-	var simText lockedBuffer
+	var simText harness.LockedBuffer
 	s, err := sim.New(sim.Options{RunDir: runDir, Instances: 5, QPs: 8, Interval: time.Second, LIF: true, Seed: seed, Log: &simText})
 	if err != nil {
 		t.Fatal(err)
@@ -820,42 +799,45 @@ func TestSoak(t *testing.T) {
 
 	// The collector: the shipped remote-write config plus the soak's
 	// overrides, goroutines traced every 10s on stderr.
-	telemetryPort := freePort(t)
+	telemetryPort := harness.FreePort(t)
 	overridePath := filepath.Join(dir, "soak.yaml")
 	if err := os.WriteFile(overridePath, []byte(fmt.Sprintf(override, maxFileBytes, telemetryPort)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
 	// stdout: the JSON log; stderr: the runtime's scheduler traces.
-	col := startProcess(t, bin, []string{
-		"--config", filepath.Join(repoRoot(t), "config", "prometheus-remote-write.yaml"),
-		"--config", overridePath,
-	}, []string{
-		"ERNIC_RUN_DIR=" + runDir,
-		"ERNIC_REMOTE_WRITE_URL=" + prom.url("/api/v1/write"),
-		"ERNIC_STATE_DIR=" + filepath.Join(dir, "state"),
-		"GODEBUG=schedtrace=10000,scheddetail=1",
-	}, true)
+	col := harness.Start(t, harness.Launch{
+		Name: "collector", Path: bin,
+		Args: harness.ConfigArgs(filepath.Join(harness.RepoRoot(t), "config", "prometheus-remote-write.yaml"), overridePath),
+		Env: []string{
+			"ERNIC_RUN_DIR=" + runDir,
+			"ERNIC_REMOTE_WRITE_URL=" + prom.WriteURL(),
+			"ERNIC_STATE_DIR=" + filepath.Join(dir, "state"),
+			"GODEBUG=schedtrace=10000,scheddetail=1",
+		},
+		DropEnv: []string{"GODEBUG="},
+		Stderr:  &harness.LockedBuffer{},
+	})
 	defer func() {
-		col.stop(15 * time.Second)
-		_ = os.WriteFile(filepath.Join(dir, "collector.log"), []byte(col.log.String()), 0o644)
-		_ = os.WriteFile(filepath.Join(dir, "collector-sched.log"), []byte(col.stderr.String()), 0o644)
+		col.Stop(15 * time.Second)
+		_ = os.WriteFile(filepath.Join(dir, "collector.log"), []byte(col.Log.String()), 0o644)
+		_ = os.WriteFile(filepath.Join(dir, "collector-sched.log"), []byte(col.Stderr.String()), 0o644)
 		_ = os.WriteFile(filepath.Join(dir, "sim.log"), []byte(simText.String()), 0o644)
 	}()
 	mon := &monitor{}
 	monCtx, monStop := context.WithCancel(ctx)
 	defer monStop()
-	go mon.run(monCtx, col.cmd.Process.Pid, telemetryPort)
+	go mon.run(monCtx, col.Pid(), telemetryPort)
 
 	// Data flows: a worker's write count is in Prometheus.
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		v, _, err := prom.query(ctx, `ernic_stats_writes_total{ernic_id="2"}`, time.Now())
+		v, _, err := prom.Query(ctx, `ernic_stats_writes_total{ernic_id="2"}`, time.Now())
 		if err == nil && len(v) == 1 {
 			break
 		}
-		if !col.running() || time.Now().After(deadline) {
-			t.Fatalf("no data in Prometheus within 60s (collector running: %v, last error %v):\n%s", col.running(), err, tail(col.log.String(), 4000))
+		if !col.Running() || time.Now().After(deadline) {
+			t.Fatalf("no data in Prometheus within 60s (collector running: %v, last error %v):\n%s", col.Running(), err, harness.Tail(col.Log.String(), 4000))
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
@@ -865,25 +847,25 @@ func TestSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 	chaosEnd := time.Now().Add(duration)
-	for time.Now().Before(chaosEnd) && col.running() {
+	for time.Now().Before(chaosEnd) && col.Running() {
 		time.Sleep(time.Second)
 	}
 	if err := c.Stop(); err != nil {
 		t.Fatal(err)
 	}
 	// The recovered processes are seen, and the queue sent.
-	for i := 0; i < 8 && col.running(); i++ {
+	for i := 0; i < 8 && col.Running(); i++ {
 		time.Sleep(time.Second)
 	}
 	end := time.Now()
-	exited := !col.running()
+	exited := !col.Running()
 	monStop()
 	losses := telemetryLosses(ctx, telemetryPort)
 
 	sum := &summary{Duration: duration.String(), RSSBoundMiB: rssBound, Losses: losses}
 	sum.CollectorExited = exited
 	if exited {
-		t.Errorf("the collector exited during the soak (%v):\n%s", col.waitErr, tail(col.log.String(), 8000))
+		t.Errorf("the collector exited during the soak (%v):\n%s", col.Err(), harness.Tail(col.Log.String(), 8000))
 	}
 	counts := c.Counts()
 	run := readChaosLog(t, chaosLogPath)
@@ -912,7 +894,7 @@ func TestSoak(t *testing.T) {
 	// 1. resets() of every counter series, against the real restarts.
 	sum.WriteResets, sum.MMIOResets = map[int]float64{}, map[int]float64{}
 	for _, fam := range counterFamilies() {
-		v, _, err := prom.query(ctx, fmt.Sprintf("resets(%s[%s])", fam, rng), end)
+		v, _, err := prom.Query(ctx, fmt.Sprintf("resets(%s[%s])", fam, rng), end)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -987,7 +969,7 @@ func TestSoak(t *testing.T) {
 	}
 	for _, id := range run.ids {
 		for _, q := range queries {
-			_, m, err := prom.query(ctx, fmt.Sprintf(`%s{ernic_id="%d"%s}[%s]`, q.fam, id, q.sel, rng), end)
+			_, m, err := prom.Query(ctx, fmt.Sprintf(`%s{ernic_id="%d"%s}[%s]`, q.fam, id, q.sel, rng), end)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1021,7 +1003,7 @@ func TestSoak(t *testing.T) {
 	// Not vacuous: every worker's write count has samples over most of the
 	// window.
 	for _, id := range run.ids {
-		_, m, err := prom.query(ctx, fmt.Sprintf(`%s{ernic_id="%d"}[%s]`, famWrites, id, rng), end)
+		_, m, err := prom.Query(ctx, fmt.Sprintf(`%s{ernic_id="%d"}[%s]`, famWrites, id, rng), end)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -1039,7 +1021,7 @@ func TestSoak(t *testing.T) {
 	samples := slices.Clone(mon.samples)
 	heap := slices.Clone(mon.heap)
 	mon.mu.Unlock()
-	sum.Goroutines = goroutineCounts(col.stderr.String())
+	sum.Goroutines = goroutineCounts(col.Stderr.String())
 	for _, h := range heap {
 		sum.HeapMiB = append(sum.HeapMiB, math.Round(h/(1<<20)*10)/10)
 	}
@@ -1095,7 +1077,7 @@ func TestSoak(t *testing.T) {
 	}
 
 	// 4. The collector's log: each fault key at most once per interval.
-	sum.Log = analyseLog(col.log.String(), run)
+	sum.Log = analyseLog(col.Log.String(), run)
 	if len(sum.Log.TooOften) > 0 {
 		t.Errorf("faults logged more often than once per %v:\n  %s", faultInterval, strings.Join(first(sum.Log.TooOften, 40), "\n  "))
 	}
@@ -1105,15 +1087,15 @@ func TestSoak(t *testing.T) {
 	if len(sum.Log.OverflowKnown) > 0 {
 		knownBugf("counters above 2^63-1 logged again for the same process:\n  %s", strings.Join(sum.Log.OverflowKnown, "\n  "))
 	}
-	if strings.Contains(col.log.String()+col.stderr.String(), "panic:") {
-		t.Errorf("the collector panicked:\n%s", tail(col.log.String(), 8000))
+	if strings.Contains(col.Log.String()+col.Stderr.String(), "panic:") {
+		t.Errorf("the collector panicked:\n%s", harness.Tail(col.Log.String(), 8000))
 	}
 
 	// The collector stops cleanly.
-	if col.stop(15 * time.Second) {
+	if col.Stop(15 * time.Second) {
 		t.Errorf("the collector did not stop within 15s of SIGTERM")
-	} else if col.waitErr != nil && !exited {
-		t.Errorf("the collector exited with %v after SIGTERM", col.waitErr)
+	} else if col.Err() != nil && !exited {
+		t.Errorf("the collector exited with %v after SIGTERM", col.Err())
 	}
 
 	b, _ := json.MarshalIndent(sum, "", "  ")
@@ -1129,14 +1111,14 @@ func TestSoak(t *testing.T) {
 // qp-reuse of its QP) in between is right; one from the oversized file's
 // content, or across a removal of the run directory, is a known receiver
 // bug (knownBug); the rest are false resets.
-func attributeDecreases(t *testing.T, ctx context.Context, prom *promServer, run *chaosRun, m model.Metric, fam, rng string, end time.Time) (known, bad int) {
+func attributeDecreases(t *testing.T, ctx context.Context, prom *harness.Prometheus, run *chaosRun, m model.Metric, fam, rng string, end time.Time) (known, bad int) {
 	t.Helper()
 	var sel []string
 	for k, v := range m {
 		sel = append(sel, fmt.Sprintf("%s=%q", k, string(v)))
 	}
 	sort.Strings(sel)
-	_, mat, err := prom.query(ctx, fmt.Sprintf("%s{%s}[%s]", fam, strings.Join(sel, ","), rng), end)
+	_, mat, err := prom.Query(ctx, fmt.Sprintf("%s{%s}[%s]", fam, strings.Join(sel, ","), rng), end)
 	if err != nil {
 		t.Fatal(err)
 	}
