@@ -751,9 +751,9 @@ func TestSoak(t *testing.T) {
 	// log line otherwise.
 	knownBugf := func(format string, args ...any) {
 		if strict {
-			t.Errorf("receiver bug (knownBug): "+format, args...)
+			t.Errorf("receiver bug (knownBug: %s): %s", knownBug, fmt.Sprintf(format, args...))
 		} else {
-			t.Logf("KNOWN RECEIVER BUG (knownBug; an error with SOAK_STRICT=1): "+format, args...)
+			t.Logf("KNOWN RECEIVER BUG (knownBug: %s; an error with SOAK_STRICT=1): %s", knownBug, fmt.Sprintf(format, args...))
 		}
 	}
 	hugeQPs := envInt(t, "SOAK_HUGE_QPS", 10000)
