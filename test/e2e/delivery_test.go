@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/prometheus/prompb"
 
 	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // The delivery tests replay the faults of remote write one by one against
@@ -62,6 +63,18 @@ func (r *rwSetup) waitFresh(ctx context.Context, timeout time.Duration, sel, wha
 		}
 		return nil
 	})
+}
+
+// startThenOutage starts the collector, waits until sel is fresh in
+// Prometheus, then stops Prometheus: an outage of the backend. It returns
+// the collector and when the outage began.
+func (r *rwSetup) startThenOutage(ctx context.Context, sel string) (*harness.Process, time.Time) {
+	r.t.Helper()
+	c := r.startCollector()
+	r.waitFresh(ctx, waitTimeout, sel, "data in Prometheus")
+	down := time.Now()
+	r.prom.Stop()
+	return c, down
 }
 
 // writeForeignSample writes one sample of name at `at` to Prometheus, as a
@@ -161,13 +174,9 @@ func TestRemoteWriteBufferBound(t *testing.T) {
 	r := newRemoteWrite(t, sim.Options{Instances: 2, QPs: 2, Interval: 500 * time.Millisecond, Seed: 22})
 	const bound = 15000 // bytes of compressed requests: about 10 scrapes of this host
 	r.setEnv("ERNIC_BUFFER_MAX_BYTES", fmt.Sprint(bound))
-	c := r.startCollector()
 	ctx := context.Background()
 	const sel = `ernic_stats_writes_total{ernic_id="2"}`
-	r.waitFresh(ctx, waitTimeout, sel, "data in Prometheus")
-
-	down := time.Now()
-	r.prom.Stop()
+	c, down := r.startThenOutage(ctx, sel)
 	time.Sleep(30 * time.Second)
 	queueBytes := dirBytes(t, filepath.Join(r.stateDir, "queue"))
 	rss := rssKiB(t, c.Pid())
@@ -240,13 +249,9 @@ func TestRemoteWriteFullDisk(t *testing.T) {
 	t.Cleanup(func() { _ = exec.Command("umount", "-l", state).Run() })
 	r.stateDir = state
 	r.setEnv("ERNIC_STATE_DIR", state)
-	c := r.startCollector()
 	ctx := context.Background()
 	const sel = `ernic_stats_writes_total{ernic_id="2"}`
-	r.waitFresh(ctx, waitTimeout, sel, "data in Prometheus")
-
-	down := time.Now()
-	r.prom.Stop()
+	c, down := r.startThenOutage(ctx, sel)
 	eventually(t, 60*time.Second, "a full state directory", func() []string {
 		if !strings.Contains(c.Log.String(), "no space left on device") {
 			return []string{"no \"no space left on device\" in the collector's log"}

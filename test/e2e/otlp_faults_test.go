@@ -36,12 +36,7 @@ type otlpEndpoint struct {
 func startOTLPEndpoint(t *testing.T) *otlpEndpoint {
 	t.Helper()
 	e := &otlpEndpoint{status: http.StatusOK}
-	e.url = harness.ServeHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, err := readExportRequest(r, false)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
+	e.url = harness.ServeHTTP(t, otlpHandler(false, func(w http.ResponseWriter, req pmetricotlp.ExportRequest) {
 		e.mu.Lock()
 		status := e.status
 		if status == http.StatusOK {

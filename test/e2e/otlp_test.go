@@ -40,33 +40,33 @@ type metricDef struct {
 // OTLP output against them, not against a copied list.
 func metricDefs(t *testing.T) map[string]metricDef {
 	t.Helper()
+	var md struct {
+		Metrics map[string]metricDef `yaml:"metrics"`
+	}
+	readMetadata(t, &md)
+	return md.Metrics
+}
+
+// readMetadata decodes receiver/ernicreceiver/metadata.yaml into v.
+func readMetadata(t *testing.T, v any) {
+	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(harness.RepoRoot(t), "receiver", "ernicreceiver", "metadata.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var md struct {
-		Metrics map[string]metricDef `yaml:"metrics"`
-	}
-	if err := yaml.Unmarshal(raw, &md); err != nil {
+	if err := yaml.Unmarshal(raw, v); err != nil {
 		t.Fatal(err)
 	}
-	return md.Metrics
 }
 
 // resourceAttributeKeys returns the resource attributes of metadata.yaml,
 // sorted: those of every instance's resource.
 func resourceAttributeKeys(t *testing.T) []string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(harness.RepoRoot(t), "receiver", "ernicreceiver", "metadata.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var md struct {
 		ResourceAttributes map[string]any `yaml:"resource_attributes"`
 	}
-	if err := yaml.Unmarshal(raw, &md); err != nil {
-		t.Fatal(err)
-	}
+	readMetadata(t, &md)
 	var keys []string
 	for k := range md.ResourceAttributes {
 		keys = append(keys, k)
@@ -86,12 +86,7 @@ type otlpSink struct {
 func startSink(t *testing.T) *otlpSink {
 	t.Helper()
 	s := &otlpSink{}
-	s.url = harness.ServeHTTP(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req, err := readExportRequest(r, true)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
+	s.url = harness.ServeHTTP(t, otlpHandler(true, func(w http.ResponseWriter, req pmetricotlp.ExportRequest) {
 		s.mu.Lock()
 		s.got = append(s.got, req.Metrics())
 		s.mu.Unlock()
@@ -99,6 +94,20 @@ func startSink(t *testing.T) *otlpSink {
 		_, _ = w.Write([]byte("{}"))
 	})) + "/v1/metrics"
 	return s
+}
+
+// otlpHandler is an OTLP/HTTP metrics endpoint: it decodes each request
+// (JSON when json, else protobuf) and passes it to handle, or answers 400
+// Bad Request to one it cannot decode.
+func otlpHandler(json bool, handle func(http.ResponseWriter, pmetricotlp.ExportRequest)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, err := readExportRequest(r, json)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		handle(w, req)
+	})
 }
 
 // readExportRequest decodes an OTLP/HTTP metrics request: JSON or

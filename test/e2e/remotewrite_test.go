@@ -37,13 +37,7 @@ const rwInterval = time.Second
 // scrape with the per-opcode metric on (every family of the contract) and a
 // short batch timeout, so that a sample is in Prometheus about 1s after its
 // scrape.
-const rwOverride = `receivers:
-  ernic:
-    collection_interval: 1s
-    metrics:
-      ernic.qp.wqes.by_opcode:
-        enabled: true
-processors:
+const rwOverride = opcodeReceiver + `processors:
   batch:
     timeout: 100ms
 `
