@@ -7,19 +7,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // The static checks of dashboards/: what can be checked without promtool
 // or a Prometheus (promtool_test.go and test/e2e do the rest).
 
-func root(t *testing.T) string {
-	t.Helper()
-	r, err := RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
+func root(t *testing.T) string { return harness.RepoRoot(t) }
 
 func loadAll(t *testing.T) (*Dashboard, *RuleFile, *Names) {
 	t.Helper()

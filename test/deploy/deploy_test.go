@@ -24,6 +24,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 const (
@@ -40,39 +42,15 @@ const (
 	configPath = "etc/otelcol-ernic/config.yaml"
 )
 
-// repoRoot is the repository root: go test runs in test/deploy.
-func repoRoot(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
-	if err != nil || !bytes.Contains(mod, []byte("module github.com/rocm-ernic/otelcol-ernic\n")) {
-		t.Fatalf("repository root not found at %s (go.mod: %v)", root, err)
-	}
-	return root
-}
-
-// tool returns the path of a required program, failing the test without it.
-func tool(t *testing.T, name, hint string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		t.Fatalf("%s is required: %v (%s)", name, err, hint)
-	}
-	return p
-}
-
 // makeInstall runs `make install DESTDIR=destdir` in the repository root and
 // returns its output. The install layout variables and the make flags of an
 // enclosing make (jobserver descriptors that go test does not pass on) are
 // removed from the environment, so the Makefile's defaults are tested.
 func makeInstall(t *testing.T, destdir string, vars ...string) string {
 	t.Helper()
-	mk := tool(t, "make", "apt-get install make")
+	mk := harness.Tool(t, "make", "apt-get install make")
 	cmd := exec.Command(mk, append([]string{"--no-print-directory", "install", "DESTDIR=" + destdir}, vars...)...)
-	cmd.Dir = repoRoot(t)
+	cmd.Dir = harness.RepoRoot(t)
 	for _, kv := range os.Environ() {
 		switch strings.SplitN(kv, "=", 2)[0] {
 		case "MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES",
@@ -131,7 +109,7 @@ func checkSameContent(t *testing.T, got, want string) {
 // in place with the right modes, and a second run keeps an edited config while
 // it replaces the binary and the unit.
 func TestInstall(t *testing.T) {
-	repo := repoRoot(t)
+	repo := harness.RepoRoot(t)
 	root := installed(t)
 
 	checkMode(t, filepath.Join(root, binPath), 0o755)
@@ -206,7 +184,7 @@ func TestInstallPaths(t *testing.T) {
 func verifyRoot(t *testing.T) string {
 	t.Helper()
 	root := installed(t)
-	cp := tool(t, "cp", "coreutils")
+	cp := harness.Tool(t, "cp", "coreutils")
 	var src string
 	for _, d := range []string{"/usr/lib/systemd/system", "/lib/systemd/system"} {
 		if _, err := os.Stat(filepath.Join(d, "sysinit.target")); err == nil {
@@ -230,7 +208,7 @@ func verifyRoot(t *testing.T) string {
 // analyze runs systemd-analyze and returns its combined output and error.
 func analyze(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	sa := tool(t, "systemd-analyze", "apt-get install systemd")
+	sa := harness.Tool(t, "systemd-analyze", "apt-get install systemd")
 	cmd := exec.Command(sa, args...)
 	// No pager, no colours, no hints beyond the findings.
 	cmd.Env = append(os.Environ(), "SYSTEMD_PAGER=cat", "SYSTEMD_COLORS=0", "LC_ALL=C.UTF-8")
@@ -313,7 +291,7 @@ func TestUnitSecurity(t *testing.T) {
 // anything but default hides the second (every instance then reads as down).
 // Both would lower the exposure score, so guard against them here.
 func TestUnitKeepsProcReadable(t *testing.T) {
-	unit, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", unitName))
+	unit, err := os.ReadFile(filepath.Join(harness.RepoRoot(t), "deploy", unitName))
 	if err != nil {
 		t.Fatal(err)
 	}

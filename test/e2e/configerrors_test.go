@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // configErrorTimeout bounds how long the collector may take to refuse a bad
@@ -23,8 +25,8 @@ const configErrorTimeout = 30 * time.Second
 // exist passes validation: the receiver's Start finds it, which stops the
 // collector the same way.
 func TestConfigErrorsStopCollector(t *testing.T) {
-	bin := collectorBinary(t)
-	root := repoRoot(t)
+	bin := harness.CollectorBinary(t)
+	root := harness.RepoRoot(t)
 	procDir := filepath.Join(root, "testdata", "proc", "basic")
 
 	cases := []struct {
@@ -68,7 +70,7 @@ func TestConfigErrorsStopCollector(t *testing.T) {
 					receiver = append(receiver, kv)
 				}
 			}
-			config := writeConfig(t, "bad.yaml", `receivers:
+			config := harness.WriteFile(t, "bad.yaml", `receivers:
   ernic:
     `+strings.Join(receiver, "\n    ")+`
 exporters:
@@ -86,7 +88,7 @@ service:
 			defer cancel()
 			cmd := exec.CommandContext(ctx, bin, "--config", config)
 			cmd.Dir = root
-			cmd.Env = cleanEnv()
+			cmd.Env = harness.CleanEnv()
 			cmd.WaitDelay = 5 * time.Second
 			start := time.Now()
 			out, err := cmd.CombinedOutput()

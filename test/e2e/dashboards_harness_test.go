@@ -4,17 +4,11 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"maps"
 	"math"
-	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +17,7 @@ import (
 
 	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
 	"github.com/rocm-ernic/otelcol-ernic/test/dashboards"
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // The dashboard and the alerting rules of dashboards/ against what the
@@ -45,148 +40,34 @@ const alertScale = 20
 // harness (1s collections): $__rate_interval is four samples and more.
 var harnessVars = dashboards.Vars{RateInterval: "6s", Interval: "2s"}
 
+// loadBoardAndRules loads the shipped dashboard and alerting rules, and
+// the rules scaled alertScale times faster for the harness.
+func loadBoardAndRules(t *testing.T) (board *dashboards.Dashboard, rules, scaled *dashboards.RuleFile) {
+	t.Helper()
+	root := harness.RepoRoot(t)
+	board, err := dashboards.LoadDashboard(filepath.Join(root, dashboards.DashboardPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err = dashboards.LoadRules(filepath.Join(root, dashboards.RulesPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scaled, err = rules.Scaled(alertScale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return board, rules, scaled
+}
+
 // rulesPrometheus is a Prometheus like startPrometheus's that also
 // evaluates the rule files matching ruleGlob every second, with the query
 // lookback given. It is started without rules; loadRules adds them.
-func rulesPrometheus(t *testing.T, ruleDir string, lookback string) *promServer {
+func rulesPrometheus(t *testing.T, ruleDir string, lookback string) *harness.Prometheus {
 	t.Helper()
 	conf := fmt.Sprintf("global:\n  scrape_interval: 15s\n  evaluation_interval: 1s\nrule_files:\n  - %s/*.yaml\nscrape_configs: []\n", ruleDir)
-	return launchPrometheus(t, prometheusBinary(t), conf,
+	return harness.StartPrometheus(t, harness.PrometheusBinary(t), "", 60*time.Second, conf,
 		"--web.enable-remote-write-receiver", "--storage.tsdb.retention.time=1d", "--query.lookback-delta="+lookback)
-}
-
-// getAPI GETs an API path (the rules and alerts endpoints take no POST)
-// and decodes its data into v.
-func (p *promServer) getAPI(ctx context.Context, path string, v any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.url(path), nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	var env struct {
-		Status string          `json:"status"`
-		Error  string          `json:"error"`
-		Data   json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(body, &env); err != nil || env.Status != "success" {
-		return fmt.Errorf("GET %s: %s %v %s", path, resp.Status, err, env.Error)
-	}
-	return json.Unmarshal(env.Data, v)
-}
-
-// alertKey names one alert instance.
-type alertKey struct{ name, id, counter string }
-
-func (k alertKey) String() string {
-	s := k.name
-	if k.id != "" {
-		s += "{ernic_id=" + k.id
-		if k.counter != "" {
-			s += ",counter=" + k.counter
-		}
-		s += "}"
-	}
-	return s
-}
-
-// alertCycle is one life of an alert instance: when Prometheus made it
-// pending (activeAt), when the watcher first saw it firing, and when the
-// watcher first missed it after that (zero while it lasts).
-type alertCycle struct {
-	pending, firing, resolved time.Time
-}
-
-// alertWatch polls /api/v1/alerts and keeps every cycle of every alert.
-type alertWatch struct {
-	mu     sync.Mutex
-	cycles map[alertKey][]*alertCycle
-	errs   int
-}
-
-func watchAlerts(ctx context.Context, p *promServer, every time.Duration) *alertWatch {
-	w := &alertWatch{cycles: map[alertKey][]*alertCycle{}}
-	go func() {
-		for ctx.Err() == nil {
-			var data struct {
-				Alerts []struct {
-					Labels   map[string]string `json:"labels"`
-					State    string            `json:"state"`
-					ActiveAt time.Time         `json:"activeAt"`
-				} `json:"alerts"`
-			}
-			err := p.getAPI(ctx, "/api/v1/alerts", &data)
-			now := time.Now()
-			w.mu.Lock()
-			if err != nil {
-				w.errs++
-			} else {
-				seen := map[alertKey]bool{}
-				for _, a := range data.Alerts {
-					k := alertKey{a.Labels["alertname"], a.Labels["ernic_id"], a.Labels["counter"]}
-					seen[k] = true
-					cs := w.cycles[k]
-					if len(cs) == 0 || !cs[len(cs)-1].resolved.IsZero() {
-						cs = append(cs, &alertCycle{pending: a.ActiveAt})
-						w.cycles[k] = cs
-					}
-					if c := cs[len(cs)-1]; a.State == "firing" && c.firing.IsZero() {
-						c.firing = now
-					}
-				}
-				for k, cs := range w.cycles {
-					if c := cs[len(cs)-1]; !seen[k] && c.resolved.IsZero() {
-						c.resolved = now
-					}
-				}
-			}
-			w.mu.Unlock()
-			select {
-			case <-ctx.Done():
-			case <-time.After(every):
-			}
-		}
-	}()
-	return w
-}
-
-// cycle returns a copy of k's first cycle that became pending at or after
-// since (less a second of slack for activeAt's evaluation time).
-func (w *alertWatch) cycle(k alertKey, since time.Time) (alertCycle, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, c := range w.cycles[k] {
-		if !c.pending.Before(since.Add(-time.Second)) {
-			return *c, true
-		}
-	}
-	return alertCycle{}, false
-}
-
-// keys returns every alert instance seen so far.
-func (w *alertWatch) keys() []alertKey {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var out []alertKey
-	for k := range w.cycles {
-		out = append(out, k)
-	}
-	return out
-}
-
-// provoked is an alert the test causes: when, and when the test ended the
-// condition (zero: it ends by itself, when the event leaves the window).
-type provoked struct {
-	key      alertKey
-	how      string
-	at, ends time.Time
 }
 
 // TestDashboardsAndAlerts: every dashboard query, rule expression and README
@@ -196,47 +77,21 @@ func TestDashboardsAndAlerts(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	root := repoRoot(t)
-	board, err := dashboards.LoadDashboard(filepath.Join(root, dashboards.DashboardPath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rules, err := dashboards.LoadRules(filepath.Join(root, dashboards.RulesPath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	scaled, err := rules.Scaled(alertScale)
-	if err != nil {
-		t.Fatal(err)
-	}
-	collectorBinary(t)
+	board, rules, scaled := loadBoardAndRules(t)
+	harness.CollectorBinary(t)
 
 	// The world: Prometheus (rules not loaded yet), the simulator (a
 	// manager and three workers, 500ms writes, LIF counters), the
 	// collector writing to Prometheus.
 	start := time.Now()
 	ruleDir := t.TempDir()
-	r := &rwSetup{t: t, writes: &simWrites{}, runDir: t.TempDir(), stateDir: t.TempDir()}
-	r.prom = rulesPrometheus(t, ruleDir, dashboards.ScaleDuration(5*time.Minute, alertScale))
-	s, err := sim.New(sim.Options{RunDir: r.runDir, Log: r.writes, Instances: 4, QPs: 4, Interval: 500 * time.Millisecond, LIF: true, Seed: 23})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Stop() })
-	r.sim = s
-	override := filepath.Join(t.TempDir(), "rw-e2e.yaml")
-	if err := os.WriteFile(override, []byte(rwOverride), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r.args = []string{"--config", filepath.Join(root, "config", "prometheus-remote-write.yaml"), "--config", override}
-	r.env = []string{"ERNIC_RUN_DIR=" + r.runDir, "ERNIC_REMOTE_WRITE_URL=" + r.prom.writeURL(), "ERNIC_STATE_DIR=" + r.stateDir}
+	r := newRemoteWriteTo(t, sim.Options{Instances: 4, QPs: 4, Interval: 500 * time.Millisecond, LIF: true, Seed: 23},
+		rulesPrometheus(t, ruleDir, dashboards.ScaleDuration(5*time.Minute, alertScale)))
+	s := r.sim
 	c := r.startCollector()
 
 	p := r.prom
-	instant := func(q string) (model.Vector, error) { return p.vector(ctx, q, time.Now()) }
+	instant := func(q string) (model.Vector, error) { return p.Vector(ctx, q, time.Now()) }
 	eventually(t, waitTimeout, "traffic of every worker in Prometheus", func() []string {
 		v, err := instant(`rate(ernic_rdma_bytes_total[5s]) > 0 and on (ernic_id) ernic_qp_count == 4`)
 		if err != nil || len(v) != 3 {
@@ -246,7 +101,74 @@ func TestDashboardsAndAlerts(t *testing.T) {
 	})
 	t.Logf("traffic of the 3 workers in Prometheus %v after the start", time.Since(start).Round(time.Millisecond))
 
-	// The scaled rules, then a reload (SIGHUP).
+	a := loadAlerts(t, ctx, p, ruleDir, scaled, len(rules.Alerts()))
+
+	// The LIF burst: 2% of instance 3's RDMA packet rate as requester
+	// sequence errors (20 times the alert's 0.1%), plus drops and ring
+	// errors, every 500ms until the alert fires.
+	burstStart := time.Now()
+	stopBurst := startLIFBurst(s, 3, lifBurst(t, ctx, p))
+
+	// Everything at once, on different instances.
+	a.provoke("down", alertKey{name: "ErnicInstanceDown", id: "1"}, "sim.Kill(1): the manager's server process dies", func() error { return s.Kill(1) })
+	a.provoke("flr", alertKey{name: "ErnicDeviceReset", id: "3"}, "sim.FLR(3)", func() error { return s.FLR(3) })
+	a.provoke("reset", alertKey{name: "ErnicDeviceReset", id: "4"}, "sim.Reset(4): device reset", func() error { return s.Reset(4) })
+	a.provoke("lost", alertKey{name: "ErnicConnectionLost", id: "4"}, "sim.Disconnect(4)", func() error { return s.Disconnect(4) })
+	a.provoke("stuck", alertKey{name: "ErnicStatsStuck", id: "2"}, "sim.Stall(2)", func() error { return s.Stall(2) })
+	a.ev["errors"] = &provoked{key: alertKey{name: "ErnicRDMAErrors", id: "3", counter: "rdma_req_rx_pkt_seq_err"},
+		how: "sim.LIFBurst(3) every 500ms", at: burstStart}
+
+	a.end("down", "sim.Restart(1)", func() error { return s.Restart(1) })
+	a.ev["restart"] = &provoked{key: alertKey{name: "ErnicInstanceRestarted", id: "1"}, how: "sim.Restart(1) after the kill", at: a.ev["down"].ends}
+	a.end("lost", "sim.Resume(4)", func() error { return s.Resume(4) })
+	a.end("errors", "stopping the bursts", stopBurst)
+	a.end("stuck", "sim.Resume(2)", func() error { return s.Resume(2) })
+	a.waitFiring("flr")
+	a.waitFiring("reset")
+	a.waitFiring("restart")
+	a.waitResolved("down", "lost", "errors", "stuck", "flr", "reset", "restart")
+
+	// No data: the collector stops (SIGTERM), then comes back.
+	a.ev["nodata"] = &provoked{key: alertKey{name: "ErnicNoData"}, how: "collector stopped (SIGTERM)", at: time.Now()}
+	// The only host falls silent too: ErnicHostNoData names it (TestFleet
+	// shows it names that host alone among several).
+	a.ev["hostnodata"] = &provoked{key: alertKey{name: "ErnicHostNoData"}, how: "collector stopped (SIGTERM)", at: a.ev["nodata"].at}
+	a.must(c.Signal(syscall.SIGTERM))
+	select {
+	case <-c.Exited():
+	case <-time.After(15 * time.Second):
+		t.Fatal("the collector did not stop within 15s of SIGTERM")
+	}
+	a.waitFiring("hostnodata")
+	a.ev["hostnodata"].how += "; ended by starting the collector again"
+	a.end("nodata", "starting the collector again", func() error {
+		a.ev["hostnodata"].ends = time.Now()
+		r.startCollector()
+		return nil
+	})
+	a.waitResolved("nodata", "hostnodata")
+	// A few collections after the restart, for the instant queries.
+	eventually(t, waitTimeout, "data again", func() []string {
+		if v, err := instant(`count(rate(ernic_stats_writes_total[6s]) > 0)`); err != nil || len(v) != 1 || v[0].Value != 3 {
+			return []string{fmt.Sprintf("workers writing: %v (%v)", v, err)}
+		}
+		return nil
+	})
+	stop := time.Now()
+
+	t.Run("alert_cycles", a.checkCycles)
+	t.Run("queries_return_data", func(t *testing.T) { checkQueriesReturnData(t, ctx, p, board, rules, start, stop) })
+	if share, err := p.ScalarAt(ctx, `avg(rate(ernic_rdma_bytes_total{role="worker"}[30s]) / (rate(ernic_rdma_bytes_total{role="worker"}[30s]) + rate(ernic_ip_bytes_total{role="worker"}[30s])))`, stop); err == nil {
+		t.Logf("RDMA share of all bytes, workers' average: %.3f", share)
+	}
+	t.Logf("run took %v", time.Since(start).Round(time.Second))
+}
+
+// loadAlerts gives the Prometheus p the scaled rules (n alerting rules) in
+// ruleDir, reloads it (SIGHUP) and starts watching its alerts; no alert may
+// be active before anything was provoked.
+func loadAlerts(t *testing.T, ctx context.Context, p *harness.Prometheus, ruleDir string, scaled *dashboards.RuleFile, n int) *alertRun {
+	t.Helper()
 	b, err := scaled.Marshal()
 	if err != nil {
 		t.Fatal(err)
@@ -254,17 +176,21 @@ func TestDashboardsAndAlerts(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ruleDir, "alerts.yaml"), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p.reload(ctx, t, len(rules.Alerts()))
-	watch := watchAlerts(ctx, p, 200*time.Millisecond)
+	reloadRules(ctx, t, p, n)
+	a := &alertRun{t: t, watch: watchAlerts(ctx, p, 200*time.Millisecond), ev: map[string]*provoked{}}
 	time.Sleep(2 * time.Second)
-	if keys := watch.keys(); len(keys) > 0 {
+	if keys := a.watch.keys(); len(keys) > 0 {
 		t.Fatalf("alerts active before anything was provoked: %v", keys)
 	}
+	return a
+}
 
-	// The LIF burst: 2% of instance 3's RDMA packet rate as requester
-	// sequence errors (20 times the alert's 0.1%), plus drops and ring
-	// errors, every 500ms until the alert fires.
-	pkts, err := p.scalarAt(ctx, `sum(rate(ernic_lif_counter_total{ernic_id="3",counter=~"(rx|tx)_rdma_ucast_packets"}[10s]))`, time.Now())
+// lifBurst is the LIF counters added to instance 3 every 500ms: 2% of its
+// RDMA packet rate as requester sequence errors, plus drops and ring
+// errors.
+func lifBurst(t *testing.T, ctx context.Context, p *harness.Prometheus) map[string]uint64 {
+	t.Helper()
+	pkts, err := p.ScalarAt(ctx, `sum(rate(ernic_lif_counter_total{ernic_id="3",counter=~"(rx|tx)_rdma_ucast_packets"}[10s]))`, time.Now())
 	if err != nil || pkts <= 0 {
 		t.Fatalf("instance 3's RDMA packet rate: %v (%v)", pkts, err)
 	}
@@ -274,17 +200,23 @@ func TestDashboardsAndAlerts(t *testing.T) {
 		"tx_queue_error":          2,
 		"rx_desc_data_error":      1,
 	}
-	background, _ := p.scalarAt(ctx, `sum(rate(ernic_lif_counter_total{counter=~"rdma_(req|resp)_.+"}[1m])) / sum(rate(ernic_lif_counter_total{counter=~"(rx|tx)_rdma_ucast_packets"}[1m]))`, time.Now())
+	background, _ := p.ScalarAt(ctx, `sum(rate(ernic_lif_counter_total{counter=~"rdma_(req|resp)_.+"}[1m])) / sum(rate(ernic_lif_counter_total{counter=~"(rx|tx)_rdma_ucast_packets"}[1m]))`, time.Now())
 	t.Logf("instance 3: %.0f RDMA packets/s; burst of %v every 500ms; the simulator's own RDMA errors so far: %.2g per RDMA packet (alert above 0.001)",
 		pkts, burst, background)
+	return burst
+}
+
+// startLIFBurst adds burst to instance id's LIF counters now and every
+// 500ms until stop is called; stop returns the error that ended the bursts
+// early, if one did.
+func startLIFBurst(s *sim.Sim, id int, burst map[string]uint64) (stop func() error) {
 	stopBurst := make(chan struct{})
 	burstDone := make(chan error, 1)
-	burstStart := time.Now()
 	go func() {
 		tick := time.NewTicker(500 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			if err := s.LIFBurst(3, burst); err != nil {
+			if err := s.LIFBurst(id, burst); err != nil {
 				burstDone <- err
 				return
 			}
@@ -296,139 +228,25 @@ func TestDashboardsAndAlerts(t *testing.T) {
 			}
 		}
 	}()
-
-	// Everything at once, on different instances.
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	ev := map[string]*provoked{}
-	provoke := func(name string, key alertKey, how string, do func() error) {
-		t.Helper()
-		at := time.Now()
-		must(do())
-		ev[name] = &provoked{key: key, how: how, at: at}
-	}
-	provoke("down", alertKey{name: "ErnicInstanceDown", id: "1"}, "sim.Kill(1): the manager's server process dies", func() error { return s.Kill(1) })
-	provoke("flr", alertKey{name: "ErnicDeviceReset", id: "3"}, "sim.FLR(3)", func() error { return s.FLR(3) })
-	provoke("reset", alertKey{name: "ErnicDeviceReset", id: "4"}, "sim.Reset(4): device reset", func() error { return s.Reset(4) })
-	provoke("lost", alertKey{name: "ErnicConnectionLost", id: "4"}, "sim.Disconnect(4)", func() error { return s.Disconnect(4) })
-	provoke("stuck", alertKey{name: "ErnicStatsStuck", id: "2"}, "sim.Stall(2)", func() error { return s.Stall(2) })
-	ev["errors"] = &provoked{key: alertKey{name: "ErnicRDMAErrors", id: "3", counter: "rdma_req_rx_pkt_seq_err"},
-		how: "sim.LIFBurst(3) every 500ms", at: burstStart}
-
-	waitFiring := func(name string) {
-		t.Helper()
-		e := ev[name]
-		eventually(t, 90*time.Second, e.key.String()+" firing", func() []string {
-			if c, ok := watch.cycle(e.key, e.at); !ok || c.firing.IsZero() {
-				return []string{fmt.Sprintf("%s after %s: %+v (seen: %v)", e.key, e.how, c, watch.keys())}
-			}
-			return nil
-		})
-	}
-	end := func(name, how string, do func() error) {
-		t.Helper()
-		waitFiring(name)
-		ev[name].ends = time.Now()
-		ev[name].how += "; ended by " + how
-		must(do())
-	}
-	end("down", "sim.Restart(1)", func() error { return s.Restart(1) })
-	ev["restart"] = &provoked{key: alertKey{name: "ErnicInstanceRestarted", id: "1"}, how: "sim.Restart(1) after the kill", at: ev["down"].ends}
-	end("lost", "sim.Resume(4)", func() error { return s.Resume(4) })
-	end("errors", "stopping the bursts", func() error {
+	return func() error {
 		close(stopBurst)
 		return <-burstDone
-	})
-	end("stuck", "sim.Resume(2)", func() error { return s.Resume(2) })
-	waitFiring("flr")
-	waitFiring("reset")
-	waitFiring("restart")
-
-	waitResolved := func(names ...string) {
-		t.Helper()
-		for _, name := range names {
-			e := ev[name]
-			eventually(t, 90*time.Second, e.key.String()+" resolved", func() []string {
-				if c, _ := watch.cycle(e.key, e.at); c.resolved.IsZero() {
-					return []string{fmt.Sprintf("%s still active: %+v", e.key, c)}
-				}
-				return nil
-			})
-		}
 	}
-	waitResolved("down", "lost", "errors", "stuck", "flr", "reset", "restart")
+}
 
-	// No data: the collector stops (SIGTERM), then comes back.
-	ev["nodata"] = &provoked{key: alertKey{name: "ErnicNoData"}, how: "collector stopped (SIGTERM)", at: time.Now()}
-	// The only host falls silent too: ErnicHostNoData names it (TestFleet
-	// shows it names that host alone among several).
-	ev["hostnodata"] = &provoked{key: alertKey{name: "ErnicHostNoData"}, how: "collector stopped (SIGTERM)", at: ev["nodata"].at}
-	must(c.cmd.Process.Signal(syscall.SIGTERM))
-	select {
-	case <-c.exited:
-	case <-time.After(15 * time.Second):
-		t.Fatal("the collector did not stop within 15s of SIGTERM")
-	}
-	waitFiring("hostnodata")
-	ev["hostnodata"].how += "; ended by starting the collector again"
-	end("nodata", "starting the collector again", func() error {
-		ev["hostnodata"].ends = time.Now()
-		c = r.startCollector()
-		return nil
-	})
-	waitResolved("nodata", "hostnodata")
-	// A few collections after the restart, for the instant queries.
-	eventually(t, waitTimeout, "data again", func() []string {
-		if v, err := instant(`count(rate(ernic_stats_writes_total[6s]) > 0)`); err != nil || len(v) != 1 || v[0].Value != 3 {
-			return []string{fmt.Sprintf("workers writing: %v (%v)", v, err)}
-		}
-		return nil
-	})
-	stop := time.Now()
-
-	// Alert timings, and no alert but the provoked ones (device resets
-	// excepted: the simulator resets a worker every 60s by itself).
-	var rows []string
-	for _, name := range []string{"down", "restart", "flr", "reset", "errors", "stuck", "lost", "nodata"} {
-		e := ev[name]
-		c, _ := watch.cycle(e.key, e.at)
-		row := fmt.Sprintf("%-58s pending +%v, firing +%v", e.key, c.pending.Sub(e.at).Round(100*time.Millisecond), c.firing.Sub(e.at).Round(100*time.Millisecond))
-		if e.ends.IsZero() {
-			row += fmt.Sprintf(", resolved +%v (the event left the scaled window)", c.resolved.Sub(e.at).Round(100*time.Millisecond))
-		} else {
-			row += fmt.Sprintf(", resolved %v after the condition ended", c.resolved.Sub(e.ends).Round(100*time.Millisecond))
-		}
-		rows = append(rows, row+"   ["+e.how+"]")
-		if c.pending.IsZero() || c.firing.Before(c.pending) || c.resolved.IsZero() || (!e.ends.IsZero() && c.resolved.Before(e.ends)) {
-			t.Errorf("%s: pending %v, firing %v, resolved %v; ended %v", e.key, c.pending, c.firing, c.resolved, e.ends)
-		}
-	}
-	t.Logf("alerts (scaled rules: for and windows / %d, lookback %s; times from the provocation):\n  %s",
-		alertScale, dashboards.ScaleDuration(5*time.Minute, alertScale), strings.Join(rows, "\n  "))
-	for _, k := range watch.keys() {
-		if k.name == "ErnicDeviceReset" {
-			continue
-		}
-		if !slices.ContainsFunc(slices.Collect(maps.Values(ev)), func(e *provoked) bool { return e.key == k }) {
-			t.Errorf("alert %s was active but nothing provoked it", k)
-		}
-	}
-
-	// Every query returns data. Range queries over the whole run, as a
-	// panel or annotation shows them; instant ones at the end, over the
-	// whole run for $__range.
+// checkQueriesReturnData: every dashboard query (but the VM row's), every
+// shipped rule expression and every README example returns series. Range
+// queries over the whole run from start to stop, as a panel or annotation
+// shows them; instant ones at stop, over the whole run for $__range.
+func checkQueriesReturnData(t *testing.T, ctx context.Context, p *harness.Prometheus, board *dashboards.Dashboard, rules *dashboards.RuleFile, start, stop time.Time) {
 	vars := harnessVars
 	vars.Range = fmt.Sprintf("%ds", int(math.Ceil(stop.Sub(start).Seconds())))
 	count := func(q string, rangeQuery bool) (int, error) {
 		if rangeQuery {
-			m, err := p.queryRange(ctx, q, start, stop, 2*time.Second)
+			m, err := p.QueryRange(ctx, q, start, stop, 2*time.Second)
 			return len(m), err
 		}
-		v, m, err := p.query(ctx, q, stop)
+		v, m, err := p.Query(ctx, q, stop)
 		return len(v) + len(m), err
 	}
 	var lines []string
@@ -455,7 +273,7 @@ func TestDashboardsAndAlerts(t *testing.T) {
 			t.Errorf("rule %s: %d series over the run (%v)\n%s", a.Alert, n, err, a.Expr)
 		}
 	}
-	section, err := dashboards.ReadmeSection(filepath.Join(root, dashboards.ReadmePath))
+	section, err := dashboards.ReadmeSection(filepath.Join(harness.RepoRoot(t), dashboards.ReadmePath))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,8 +286,4 @@ func TestDashboardsAndAlerts(t *testing.T) {
 	}
 	t.Logf("series returned (range queries %s..%s, step 2s; instant at the end), $__rate_interval=%s $__range=%s:\n%s",
 		start.Format("15:04:05"), stop.Format("15:04:05"), vars.RateInterval, vars.Range, strings.Join(lines, "\n"))
-	if share, err := p.scalarAt(ctx, `avg(rate(ernic_rdma_bytes_total{role="worker"}[30s]) / (rate(ernic_rdma_bytes_total{role="worker"}[30s]) + rate(ernic_ip_bytes_total{role="worker"}[30s])))`, stop); err == nil {
-		t.Logf("RDMA share of all bytes, workers' average: %.3f", share)
-	}
-	t.Logf("run took %v", time.Since(start).Round(time.Second))
 }

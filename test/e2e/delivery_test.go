@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/prometheus/prompb"
 
 	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // The delivery tests replay the faults of remote write one by one against
@@ -39,7 +40,7 @@ func (r *rwSetup) setEnv(name, value string) {
 
 // newestAge is how old the newest sample of sel is in Prometheus.
 func (r *rwSetup) newestAge(ctx context.Context, sel string) (time.Duration, error) {
-	v, err := r.prom.vector(ctx, "timestamp("+sel+")", time.Now())
+	v, err := r.prom.Vector(ctx, "timestamp("+sel+")", time.Now())
 	if err != nil {
 		return 0, err
 	}
@@ -62,6 +63,18 @@ func (r *rwSetup) waitFresh(ctx context.Context, timeout time.Duration, sel, wha
 		}
 		return nil
 	})
+}
+
+// startThenOutage starts the collector, waits until sel is fresh in
+// Prometheus, then stops Prometheus: an outage of the backend. It returns
+// the collector and when the outage began.
+func (r *rwSetup) startThenOutage(ctx context.Context, sel string) (*harness.Process, time.Time) {
+	r.t.Helper()
+	c := r.startCollector()
+	r.waitFresh(ctx, waitTimeout, sel, "data in Prometheus")
+	down := time.Now()
+	r.prom.Stop()
+	return c, down
 }
 
 // writeForeignSample writes one sample of name at `at` to Prometheus, as a
@@ -113,7 +126,7 @@ func TestRemoteWriteRejectedRequest(t *testing.T) {
 
 	injected := time.Now()
 	future := injected.Add(5 * time.Second)
-	writeForeignSample(t, r.prom.writeURL(), "ernic_instances", future)
+	writeForeignSample(t, r.prom.WriteURL(), "ernic_instances", future)
 
 	// Delivery goes on once the foreign sample is in the past.
 	time.Sleep(time.Until(future))
@@ -124,7 +137,7 @@ func TestRemoteWriteRejectedRequest(t *testing.T) {
 	// Every scrape from 2s after the foreign sample's time on is there.
 	from := future.Add(2 * time.Second).Truncate(time.Second)
 	end := time.Now().Add(-2 * time.Second).Truncate(time.Second)
-	m, err := r.prom.rawSamples(ctx, sel, end.Sub(from), end)
+	m, err := r.prom.RawSamples(ctx, sel, end.Sub(from), end)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,9 +146,9 @@ func TestRemoteWriteRejectedRequest(t *testing.T) {
 		t.Errorf("%s: %d samples from %s to %s, want %d (±1): delivery did not go on; gaps %v",
 			sel, len(raw), from.Format("15:04:05"), end.Format("15:04:05"), want, gaps(raw, rwInterval))
 	}
-	log := c.log.String()
+	log := c.Log.String()
 	rejections := strings.Count(log, "rejected by the endpoint")
-	promRejects := strings.Count(r.prom.log.String(), "Out of order sample")
+	promRejects := strings.Count(r.prom.Log.String(), "Out of order sample")
 	t.Logf("foreign sample at +5s; delivery fresh again %v after the injection; %d samples after it; collector rejection lines %d; Prometheus out-of-order lines %d",
 		resumed.Sub(injected).Round(time.Millisecond), len(raw), rejections, promRejects)
 	if rejections != 1 {
@@ -161,22 +174,18 @@ func TestRemoteWriteBufferBound(t *testing.T) {
 	r := newRemoteWrite(t, sim.Options{Instances: 2, QPs: 2, Interval: 500 * time.Millisecond, Seed: 22})
 	const bound = 15000 // bytes of compressed requests: about 10 scrapes of this host
 	r.setEnv("ERNIC_BUFFER_MAX_BYTES", fmt.Sprint(bound))
-	c := r.startCollector()
 	ctx := context.Background()
 	const sel = `ernic_stats_writes_total{ernic_id="2"}`
-	r.waitFresh(ctx, waitTimeout, sel, "data in Prometheus")
-
-	down := time.Now()
-	r.prom.stop()
+	c, down := r.startThenOutage(ctx, sel)
 	time.Sleep(30 * time.Second)
 	queueBytes := dirBytes(t, filepath.Join(r.stateDir, "queue"))
-	rss := rssKiB(t, c.cmd.Process.Pid)
-	r.prom.start()
+	rss := rssKiB(t, c.Pid())
+	r.prom.Start()
 	up := time.Now()
 	r.waitFresh(ctx, 30*time.Second, sel, "delivery after the outage")
 	time.Sleep(3 * rwInterval)
 
-	m, err := r.prom.rawSamples(ctx, sel, time.Since(down)+2*time.Second, time.Now())
+	m, err := r.prom.RawSamples(ctx, sel, time.Since(down)+2*time.Second, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +202,7 @@ func TestRemoteWriteBufferBound(t *testing.T) {
 			late++
 		}
 	}
-	log := c.log.String()
+	log := c.Log.String()
 	t.Logf("outage %v with a bound of %d bytes: queue directory %d bytes, RSS %d KiB at the end of it; samples of %s in the outage's first 10s: %d, in its last 6s: %d; samples at (s from the outage's start): %v",
 		up.Sub(down).Round(time.Millisecond), bound, queueBytes, rss, sel, early, late, offsets)
 	if late < 4 {
@@ -240,15 +249,11 @@ func TestRemoteWriteFullDisk(t *testing.T) {
 	t.Cleanup(func() { _ = exec.Command("umount", "-l", state).Run() })
 	r.stateDir = state
 	r.setEnv("ERNIC_STATE_DIR", state)
-	c := r.startCollector()
 	ctx := context.Background()
 	const sel = `ernic_stats_writes_total{ernic_id="2"}`
-	r.waitFresh(ctx, waitTimeout, sel, "data in Prometheus")
-
-	down := time.Now()
-	r.prom.stop()
+	c, down := r.startThenOutage(ctx, sel)
 	eventually(t, 60*time.Second, "a full state directory", func() []string {
-		if !strings.Contains(c.log.String(), "no space left on device") {
+		if !strings.Contains(c.Log.String(), "no space left on device") {
 			return []string{"no \"no space left on device\" in the collector's log"}
 		}
 		return nil
@@ -259,25 +264,25 @@ func TestRemoteWriteFullDisk(t *testing.T) {
 		t.Fatalf("remount: %v: %s", err, out)
 	}
 	freed := time.Now()
-	r.prom.start()
+	r.prom.Start()
 	r.waitFresh(ctx, 30*time.Second, sel, "delivery once space is back")
 	t.Logf("disk full %v after the outage began; space back %v later; delivering again %v after that",
 		full.Sub(down).Round(time.Second), freed.Sub(full).Round(time.Second), time.Since(freed).Round(time.Millisecond))
 
 	// A restart on the same directory.
-	if err := c.cmd.Process.Kill(); err != nil {
+	if err := c.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	<-c.exited
+	<-c.Exited()
 	c = r.startCollector()
 	time.Sleep(3 * time.Second)
 	r.waitFresh(ctx, 30*time.Second, sel, "delivery after a kill -9 and a restart")
 
 	// A damaged queue file: the collector starts and delivers.
-	if err := c.cmd.Process.Kill(); err != nil {
+	if err := c.Cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	<-c.exited
+	<-c.Exited()
 	files, _ := filepath.Glob(filepath.Join(state, "queue", "*"))
 	if len(files) == 0 {
 		t.Fatalf("no queue file under %s", state)
@@ -290,12 +295,12 @@ func TestRemoteWriteFullDisk(t *testing.T) {
 	c = r.startCollector()
 	time.Sleep(3 * time.Second)
 	select {
-	case <-c.exited:
-		t.Fatalf("the collector exited on a damaged queue file: %v", c.waitErr)
+	case <-c.Exited():
+		t.Fatalf("the collector exited on a damaged queue file: %v", c.Err())
 	default:
 	}
 	r.waitFresh(ctx, 30*time.Second, sel, "delivery after a damaged queue file")
-	if !strings.Contains(c.log.String(), "the persistent queue cannot be opened") {
+	if !strings.Contains(c.Log.String(), "the persistent queue cannot be opened") {
 		t.Errorf("the collector did not say that it could not open the damaged queue file")
 	}
 }

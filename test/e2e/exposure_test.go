@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // TestExposure runs each shipped configuration as it is (only the variables
@@ -19,10 +21,10 @@ import (
 // else, and on loopback for health_check; the push configurations listen
 // nowhere beyond loopback.
 func TestExposure(t *testing.T) {
-	root := repoRoot(t)
+	root := harness.RepoRoot(t)
 	runDir := t.TempDir()
 	writeRunDir(t, runDir, fixtures(time.Now()))
-	promPort := freePort(t)
+	promPort := harness.FreePort(t)
 
 	for _, tc := range []struct {
 		config string
@@ -45,7 +47,7 @@ func TestExposure(t *testing.T) {
 			}
 			for deadline := time.Now().Add(waitTimeout); ; time.Sleep(200 * time.Millisecond) {
 				var err error
-				if got, err = tcpListeners(cmd.Process.Pid); err != nil {
+				if got, err = tcpListeners(cmd.Pid()); err != nil {
 					t.Fatal(err)
 				}
 				// Go listens on 0.0.0.0 through a dual-stack [::] socket.

@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +10,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // kv is one `name : value` line of a stats file.
@@ -151,39 +153,18 @@ func fixtures(now time.Time) []*instanceFixture {
 	return []*instanceFixture{manager, worker}
 }
 
-// manifestJSON renders instances.json as the launcher writes it (2-space
-// indentation, every key of §2).
-func manifestJSON(runDir string, insts []*instanceFixture) ([]byte, error) {
-	type vm struct {
-		QMPSocket  string  `json:"qmp_socket"`
-		DeviceID   string  `json:"device_id"`
-		RootPort   string  `json:"root_port"`
-		SSHPort    int     `json:"ssh_port"`
-		SSHUser    string  `json:"ssh_user"`
-		Attached   bool    `json:"attached"`
-		VMPID      int     `json:"vm_pid"`
-		VMName     string  `json:"vm_name"`
-		LaunchedAt float64 `json:"launched_at"`
-		GPU        string  `json:"gpu"`
-	}
-	type instance struct {
-		ID     int    `json:"id"`
-		Role   string `json:"role"`
-		PID    int    `json:"pid"`
-		MAC    string `json:"mac"`
-		Socket string `json:"socket"`
-		VM     *vm    `json:"vm"`
-	}
-	var doc struct {
-		Instances []instance `json:"instances"`
-	}
+// manifest returns the instances.json entries of the fixtures, which
+// internal/sim's writer renders as the launcher does (2-space indentation,
+// every key of §2).
+func manifest(runDir string, insts []*instanceFixture) []sim.Instance {
+	var out []sim.Instance
 	for _, f := range insts {
-		in := instance{
+		in := sim.Instance{
 			ID: f.id, Role: f.role, PID: f.pid, MAC: f.mac,
 			Socket: filepath.Join(runDir, strconv.Itoa(f.id)+".sock"),
 		}
 		if f.vm != nil {
-			in.VM = &vm{
+			in.VM = &sim.VM{
 				QMPSocket: filepath.Join(runDir, fmt.Sprintf("qmp-%d.sock", f.id)),
 				DeviceID:  fmt.Sprintf("ernic%d", f.id), RootPort: "pcie-vfu.1",
 				SSHPort: 2220 + f.id, SSHUser: "ubuntu",
@@ -191,14 +172,17 @@ func manifestJSON(runDir string, insts []*instanceFixture) ([]byte, error) {
 				LaunchedAt: f.vm.launchedAt, GPU: f.vm.gpu,
 			}
 		}
-		doc.Instances = append(doc.Instances, in)
+		out = append(out, in)
 	}
-	b, err := json.MarshalIndent(doc, "", "  ")
-	return append(b, '\n'), err
+	return out
 }
 
 // statsText renders <id>.stats in the current server's layout
-// (run-dir-format.md §3), padding included.
+// (run-dir-format.md §3), padding included. It is not internal/sim's
+// FormatStats on purpose: the fixtures hold what the simulator never
+// writes (LIF counters at device level, a fork's trailing section, LIF
+// counters outside struct order and unknown ones, mmio totals that are not
+// the sums of their parts).
 func statsText(runDir string, f *instanceFixture) string {
 	var b strings.Builder
 	line := func(indent string, width int, key string, value any) {
@@ -261,13 +245,7 @@ func statsText(runDir string, f *instanceFixture) string {
 // writeRunDir writes instances.json and one <id>.stats per instance.
 func writeRunDir(t *testing.T, runDir string, insts []*instanceFixture) {
 	t.Helper()
-	manifest, err := manifestJSON(runDir, insts)
-	if err != nil {
-		t.Fatalf("render instances.json: %v", err)
-	}
-	if err := os.WriteFile(filepath.Join(runDir, "instances.json"), manifest, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	harness.WriteManifest(t, runDir, manifest(runDir, insts))
 	for _, f := range insts {
 		path := filepath.Join(runDir, strconv.Itoa(f.id)+".stats")
 		if err := os.WriteFile(path, []byte(statsText(runDir, f)), 0o644); err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rocm-ernic/otelcol-ernic/test/dashboards"
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // checkFleetDashboard runs every query of the dashboard but the VM row's
@@ -42,7 +43,7 @@ func checkFleetDashboard(ctx context.Context, t *testing.T, board *dashboards.Da
 			if err != nil {
 				t.Fatalf("%s: %v", q.Where, err)
 			}
-			res, err := b.p.vector(ctx, expr, time.Now())
+			res, err := b.p.Vector(ctx, expr, time.Now())
 			if err != nil {
 				t.Errorf("%s, %s: %v\n%s", b.name, q.Where, err, expr)
 				return nil
@@ -78,11 +79,11 @@ func checkFleetDashboard(ctx context.Context, t *testing.T, board *dashboards.Da
 	t.Logf("%s, host %s, series per dashboard query:\n  %s", b.name, one, strings.Join(lines, "\n  "))
 }
 
-// reload makes the Prometheus read its rule files again (SIGHUP) and waits
+// reloadRules makes the Prometheus p read its rule files again (SIGHUP) and waits
 // until n alerting rules are loaded and evaluated.
-func (p *promServer) reload(ctx context.Context, t *testing.T, n int) {
+func reloadRules(ctx context.Context, t *testing.T, p *harness.Prometheus, n int) {
 	t.Helper()
-	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+	if err := p.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 15*time.Second, "the rules loaded and evaluated", func() []string {
@@ -93,7 +94,7 @@ func (p *promServer) reload(ctx context.Context, t *testing.T, n int) {
 				} `json:"rules"`
 			} `json:"groups"`
 		}
-		if err := p.getAPI(ctx, "/api/v1/rules", &data); err != nil {
+		if err := p.GetAPI(ctx, "/api/v1/rules", &data); err != nil {
 			return []string{err.Error()}
 		}
 		var ok []string

@@ -18,6 +18,7 @@ import (
 
 	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
 	"github.com/rocm-ernic/otelcol-ernic/test/dashboards"
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // fleetHosts are TestFleet's host names, each set in a UTS namespace of
@@ -32,7 +33,7 @@ const fleetOverride = "receivers:\n  ernic:\n    collection_interval: 1s\n"
 // is scraped.
 type fleetBackend struct {
 	name     string
-	p        *promServer
+	p        *harness.Prometheus
 	instance func(h *fleetHost) string
 }
 
@@ -42,7 +43,7 @@ type fleetHost struct {
 	name           string
 	sim            *sim.Sim
 	pullPort       int
-	pull, rw, otlp *hostCollector
+	pull, rw, otlp *harness.Process
 }
 
 // TestFleet: three hosts with real host names of their own (unshare --uts),
@@ -59,20 +60,9 @@ type fleetHost struct {
 func TestFleet(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	root := repoRoot(t)
-	collectorBinary(t)
-	rules, err := dashboards.LoadRules(filepath.Join(root, dashboards.RulesPath))
-	if err != nil {
-		t.Fatal(err)
-	}
-	scaled, err := rules.Scaled(alertScale)
-	if err != nil {
-		t.Fatal(err)
-	}
-	board, err := dashboards.LoadDashboard(filepath.Join(root, dashboards.DashboardPath))
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := harness.RepoRoot(t)
+	harness.CollectorBinary(t)
+	board, rules, scaled := loadBoardAndRules(t)
 
 	// The backends.
 	ruleDir := t.TempDir()
@@ -81,14 +71,14 @@ func TestFleet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p3 := launchPrometheus(t, prometheus3Binary(t), string(promote), "--web.enable-otlp-receiver")
-	override := writeConfig(t, "fleet.yaml", fleetOverride)
+	p3 := harness.StartPrometheus(t, harness.Prometheus3Binary(t), "", 60*time.Second, string(promote), "--web.enable-otlp-receiver")
+	override := harness.WriteFile(t, "fleet.yaml", fleetOverride)
 
 	// The hosts.
 	var hosts []*fleetHost
 	var targets []string
 	for i, name := range fleetHosts {
-		h := &fleetHost{name: name, pullPort: freePort(t)}
+		h := &fleetHost{name: name, pullPort: harness.FreePort(t)}
 		runDir := t.TempDir()
 		s, err := sim.New(sim.Options{RunDir: runDir, Instances: 2, QPs: 2, Interval: 200 * time.Millisecond, Seed: int64(11 + i), Writes: 5})
 		if err != nil {
@@ -100,16 +90,16 @@ func TestFleet(t *testing.T) {
 		t.Cleanup(func() { _ = s.Stop() })
 		h.sim = s
 		base := []string{"ERNIC_RUN_DIR=" + runDir}
-		h.pull = startHostCollector(t, name, append(base, fmt.Sprintf("ERNIC_EXPORTER_PORT=%d", h.pullPort), fmt.Sprintf("ERNIC_HEALTH_PORT=%d", freePort(t))),
+		h.pull = startHostCollector(t, name, append(base, fmt.Sprintf("ERNIC_EXPORTER_PORT=%d", h.pullPort), fmt.Sprintf("ERNIC_HEALTH_PORT=%d", harness.FreePort(t))),
 			filepath.Join(root, "config", "local.yaml"), override)
-		h.rw = startHostCollector(t, name, append(base, "ERNIC_REMOTE_WRITE_URL="+rw.writeURL(), "ERNIC_STATE_DIR="+t.TempDir()),
+		h.rw = startHostCollector(t, name, append(base, "ERNIC_REMOTE_WRITE_URL="+rw.WriteURL(), "ERNIC_STATE_DIR="+t.TempDir()),
 			filepath.Join(root, "config", "prometheus-remote-write.yaml"), override)
-		h.otlp = startHostCollector(t, name, append(base, "ERNIC_OTLP_ENDPOINT="+p3.url("/api/v1/otlp"), "ERNIC_STATE_DIR="+t.TempDir()),
+		h.otlp = startHostCollector(t, name, append(base, "ERNIC_OTLP_ENDPOINT="+p3.URL("/api/v1/otlp"), "ERNIC_STATE_DIR="+t.TempDir()),
 			filepath.Join(root, "config", "otlphttp.yaml"), override)
 		hosts = append(hosts, h)
 		targets = append(targets, fmt.Sprintf("'127.0.0.1:%d'", h.pullPort))
 	}
-	scr := launchPrometheus(t, prometheusBinary(t), fmt.Sprintf(
+	scr := harness.StartPrometheus(t, harness.PrometheusBinary(t), "", 60*time.Second, fmt.Sprintf(
 		"global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: ernic\n    static_configs:\n      - targets: [%s]\n", strings.Join(targets, ", ")))
 
 	backends := []fleetBackend{
@@ -150,7 +140,7 @@ func TestFleet(t *testing.T) {
 						problems = append(problems, "not on the host's endpoint: "+k)
 					}
 				}
-				jobs, err := b.p.vector(ctx, fmt.Sprintf(`count by (job) ({__name__=~"ernic_.+", instance=%q})`, b.instance(h)), time.Now())
+				jobs, err := b.p.Vector(ctx, fmt.Sprintf(`count by (job) ({__name__=~"ernic_.+", instance=%q})`, b.instance(h)), time.Now())
 				if err != nil || len(jobs) != 1 || jobs[0].Metric["job"] != "ernic" {
 					problems = append(problems, fmt.Sprintf("job labels %v (%v), want ernic only", jobs, err))
 				}
@@ -159,14 +149,14 @@ func TestFleet(t *testing.T) {
 			t.Logf("%s, %s: labels %v", b.name, h.name, slices.Sorted(maps.Keys(labelNames)))
 		}
 	}
-	for handler, p := range map[string]*promServer{"/api/v1/write": rw, "/api/v1/otlp/v1/metrics": p3} {
-		if bad := p.requestsNot2xx(t, handler); len(bad) > 0 {
+	for handler, p := range map[string]*harness.Prometheus{"/api/v1/write": rw, "/api/v1/otlp/v1/metrics": p3} {
+		if bad := p.RequestsNot2xx(t, handler); len(bad) > 0 {
 			t.Errorf("%s answered other than 2xx: %v", handler, bad)
 		}
 	}
 	for _, h := range hosts {
-		for what, c := range map[string]*hostCollector{"remote write": h.rw, "OTLP": h.otlp} {
-			if l := c.log.String(); strings.Contains(l, "rejected") || strings.Contains(l, "Dropping data") {
+		for what, c := range map[string]*harness.Process{"remote write": h.rw, "OTLP": h.otlp} {
+			if l := c.Log.String(); strings.Contains(l, "rejected") || strings.Contains(l, "Dropping data") {
 				t.Errorf("%s collector of %s logged a rejection:\n%s", what, h.name, l)
 			}
 		}
@@ -175,7 +165,7 @@ func TestFleet(t *testing.T) {
 	// The dashboard's rates need a few samples of every host.
 	for _, b := range backends {
 		eventually(t, waitTimeout, b.name+": 4 samples of every host within 6s", func() []string {
-			v, err := b.p.vector(ctx, `count_over_time(ernic_instances[6s]) >= 4`, time.Now())
+			v, err := b.p.Vector(ctx, `count_over_time(ernic_instances[6s]) >= 4`, time.Now())
 			if err != nil || len(v) != len(hosts) {
 				return []string{fmt.Sprintf("%d hosts (%v)", len(v), err)}
 			}
@@ -193,11 +183,11 @@ func TestFleet(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ruleDir, "alerts.yaml"), rulesText, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rw.reload(ctx, t, len(rules.Alerts()))
+	reloadRules(ctx, t, rw, len(rules.Alerts()))
 	if err := hosts[1].sim.Kill(1); err != nil {
 		t.Fatal(err)
 	}
-	hosts[2].rw.stop()
+	hosts[2].rw.Stop(15 * time.Second)
 	firing := func(name string) ([]string, error) {
 		var data struct {
 			Alerts []struct {
@@ -205,7 +195,7 @@ func TestFleet(t *testing.T) {
 				State  string            `json:"state"`
 			} `json:"alerts"`
 		}
-		if err := rw.getAPI(ctx, "/api/v1/alerts", &data); err != nil {
+		if err := rw.GetAPI(ctx, "/api/v1/alerts", &data); err != nil {
 			return nil, err
 		}
 		var out []string
@@ -239,7 +229,7 @@ func TestFleet(t *testing.T) {
 // seriesKey, with their values; an empty label is no label, as a
 // Prometheus stores it.
 func endpointSeries(ctx context.Context, url string) (map[string]float64, error) {
-	mfs, err := scrape(ctx, url)
+	mfs, err := harness.Scrape(ctx, url)
 	if err != nil {
 		return nil, err
 	}

@@ -3,11 +3,7 @@
 package e2e
 
 import (
-	"compress/gzip"
-	"context"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 
 	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // The OTLP delivery tests run config/otlphttp.yaml as shipped (protobuf,
@@ -38,30 +35,8 @@ type otlpEndpoint struct {
 
 func startOTLPEndpoint(t *testing.T) *otlpEndpoint {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &otlpEndpoint{status: http.StatusOK, url: "http://" + l.Addr().String()}
-	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body io.Reader = r.Body
-		if r.Header.Get("Content-Encoding") == "gzip" {
-			zr, err := gzip.NewReader(r.Body)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadRequest)
-				return
-			}
-			body = zr
-		}
-		raw, err := io.ReadAll(body)
-		req := pmetricotlp.NewExportRequest()
-		if err == nil {
-			err = req.UnmarshalProto(raw)
-		}
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
+	e := &otlpEndpoint{status: http.StatusOK}
+	e.url = harness.ServeHTTP(t, otlpHandler(false, func(w http.ResponseWriter, req pmetricotlp.ExportRequest) {
 		e.mu.Lock()
 		status := e.status
 		if status == http.StatusOK {
@@ -74,9 +49,7 @@ func startOTLPEndpoint(t *testing.T) *otlpEndpoint {
 		}
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		_, _ = w.Write(nil)
-	})}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	}))
 	return e
 }
 
@@ -124,20 +97,11 @@ func (e *otlpEndpoint) pointsSince(t time.Time) []time.Time {
 
 // startOTLPCollector runs config/otlphttp.yaml on a 2x2 simulator with a
 // 1 s scrape, sending to e, with state in stateDir and the extra env.
-func startOTLPCollector(t *testing.T, e *otlpEndpoint, stateDir string, env ...string) *lockedBuffer {
+func startOTLPCollector(t *testing.T, e *otlpEndpoint, stateDir string, env ...string) *harness.LockedBuffer {
 	t.Helper()
 	runDir := t.TempDir()
-	s, err := sim.New(sim.Options{RunDir: runDir, Instances: 2, QPs: 2, Interval: 500 * time.Millisecond, Seed: 41})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Stop() })
-	override := writeConfig(t, "otlp-faults.yaml", `receivers:
+	harness.StartSim(t, sim.Options{RunDir: runDir, Instances: 2, QPs: 2, Interval: 500 * time.Millisecond, Seed: 41})
+	override := harness.WriteFile(t, "otlp-faults.yaml", `receivers:
   ernic:
     collection_interval: 1s
 processors:
@@ -148,12 +112,12 @@ exporters:
     retry_on_failure:
       max_interval: 1s
 `)
-	log := &lockedBuffer{}
+	log := &harness.LockedBuffer{}
 	runCollectorLog(t, append([]string{
 		"ERNIC_RUN_DIR=" + runDir,
 		"ERNIC_OTLP_ENDPOINT=" + e.url,
 		"ERNIC_STATE_DIR=" + stateDir,
-	}, env...), log, filepath.Join(repoRoot(t), "config", "otlphttp.yaml"), override)
+	}, env...), log, filepath.Join(harness.RepoRoot(t), "config", "otlphttp.yaml"), override)
 	return log
 }
 

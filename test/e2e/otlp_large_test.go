@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 var debugPointsRE = regexp.MustCompile(`"data points": (\d+)`)
@@ -26,21 +26,12 @@ var debugPointsRE = regexp.MustCompile(`"data points": (\d+)`)
 // batch processor's send_batch_max_size.
 func TestOTLPLargeHost(t *testing.T) {
 	t.Parallel()
-	root := repoRoot(t)
+	root := harness.RepoRoot(t)
 	runDir := t.TempDir()
-	s, err := sim.New(sim.Options{RunDir: runDir, Instances: 16, QPs: 256, Interval: time.Second, LIF: true, Seed: 31})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Stop() })
+	harness.StartSim(t, sim.Options{RunDir: runDir, Instances: 16, QPs: 256, Interval: time.Second, LIF: true, Seed: 31})
 
-	grpcPort := freePort(t)
-	second := writeConfig(t, "second.yaml", fmt.Sprintf(`receivers:
+	grpcPort := harness.FreePort(t)
+	second := harness.WriteFile(t, "second.yaml", fmt.Sprintf(`receivers:
   otlp:
     protocols:
       grpc:
@@ -58,10 +49,10 @@ service:
     metrics:
       level: none
 `, grpcPort))
-	secondLog := &lockedBuffer{}
+	secondLog := &harness.LockedBuffer{}
 	runCollectorLog(t, nil, secondLog, second)
 
-	override := writeConfig(t, "first.yaml", `receivers:
+	override := harness.WriteFile(t, "first.yaml", `receivers:
   ernic:
     collection_interval: 2s
     metrics:
@@ -75,7 +66,7 @@ exporters:
     tls:
       insecure: true
 `)
-	firstLog := &lockedBuffer{}
+	firstLog := &harness.LockedBuffer{}
 	runCollectorLog(t, []string{
 		"ERNIC_RUN_DIR=" + runDir,
 		"ERNIC_OTLP_ENDPOINT=127.0.0.1:" + strconv.Itoa(grpcPort),

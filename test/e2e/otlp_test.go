@@ -3,18 +3,15 @@
 package e2e
 
 import (
-	"context"
+	"compress/gzip"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // metricDef is one metric of receiver/ernicreceiver/metadata.yaml.
@@ -42,33 +40,33 @@ type metricDef struct {
 // OTLP output against them, not against a copied list.
 func metricDefs(t *testing.T) map[string]metricDef {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "receiver", "ernicreceiver", "metadata.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var md struct {
 		Metrics map[string]metricDef `yaml:"metrics"`
 	}
-	if err := yaml.Unmarshal(raw, &md); err != nil {
+	readMetadata(t, &md)
+	return md.Metrics
+}
+
+// readMetadata decodes receiver/ernicreceiver/metadata.yaml into v.
+func readMetadata(t *testing.T, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(harness.RepoRoot(t), "receiver", "ernicreceiver", "metadata.yaml"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	return md.Metrics
+	if err := yaml.Unmarshal(raw, v); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // resourceAttributeKeys returns the resource attributes of metadata.yaml,
 // sorted: those of every instance's resource.
 func resourceAttributeKeys(t *testing.T) []string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "receiver", "ernicreceiver", "metadata.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var md struct {
 		ResourceAttributes map[string]any `yaml:"resource_attributes"`
 	}
-	if err := yaml.Unmarshal(raw, &md); err != nil {
-		t.Fatal(err)
-	}
+	readMetadata(t, &md)
 	var keys []string
 	for k := range md.ResourceAttributes {
 		keys = append(keys, k)
@@ -82,36 +80,56 @@ func resourceAttributeKeys(t *testing.T) []string {
 type otlpSink struct {
 	mu  sync.Mutex
 	got []pmetric.Metrics
-	srv *http.Server
 	url string
 }
 
 func startSink(t *testing.T) *otlpSink {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &otlpSink{url: "http://" + l.Addr().String() + "/v1/metrics"}
-	s.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		req := pmetricotlp.NewExportRequest()
-		if err == nil {
-			err = req.UnmarshalJSON(body)
-		}
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
+	s := &otlpSink{}
+	s.url = harness.ServeHTTP(t, otlpHandler(true, func(w http.ResponseWriter, req pmetricotlp.ExportRequest) {
 		s.mu.Lock()
 		s.got = append(s.got, req.Metrics())
 		s.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte("{}"))
-	})}
-	go func() { _ = s.srv.Serve(l) }()
-	t.Cleanup(func() { _ = s.srv.Close() })
+	})) + "/v1/metrics"
 	return s
+}
+
+// otlpHandler is an OTLP/HTTP metrics endpoint: it decodes each request
+// (JSON when json, else protobuf) and passes it to handle, or answers 400
+// Bad Request to one it cannot decode.
+func otlpHandler(json bool, handle func(http.ResponseWriter, pmetricotlp.ExportRequest)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, err := readExportRequest(r, json)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		handle(w, req)
+	})
+}
+
+// readExportRequest decodes an OTLP/HTTP metrics request: JSON or
+// protobuf, gzip-compressed or not (Content-Encoding).
+func readExportRequest(r *http.Request, json bool) (pmetricotlp.ExportRequest, error) {
+	req := pmetricotlp.NewExportRequest()
+	var body io.Reader = r.Body
+	if r.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(r.Body)
+		if err != nil {
+			return req, err
+		}
+		body = zr
+	}
+	raw, err := io.ReadAll(body)
+	if err != nil {
+		return req, err
+	}
+	if json {
+		return req, req.UnmarshalJSON(raw)
+	}
+	return req, req.UnmarshalProto(raw)
 }
 
 func (s *otlpSink) batches() []pmetric.Metrics {
@@ -122,50 +140,16 @@ func (s *otlpSink) batches() []pmetric.Metrics {
 
 // runCollector starts otelcol-ernic with the given config files and
 // environment, and stops it at the end of the test (its log printed when the
-// test failed). It returns the running command.
-func runCollector(t *testing.T, env []string, configs ...string) *exec.Cmd {
+// test failed; one that has to be killed is not an error here).
+func runCollector(t *testing.T, env []string, configs ...string) *harness.Process {
 	t.Helper()
-	return runCollectorLog(t, env, &lockedBuffer{}, configs...)
+	return runCollectorLog(t, env, nil, configs...)
 }
 
 // runCollectorLog is runCollector with the collector's output in log.
-func runCollectorLog(t *testing.T, env []string, log *lockedBuffer, configs ...string) *exec.Cmd {
+func runCollectorLog(t *testing.T, env []string, log *harness.LockedBuffer, configs ...string) *harness.Process {
 	t.Helper()
-	var args []string
-	for _, c := range configs {
-		args = append(args, "--config", c)
-	}
-	cmd := exec.Command(collectorBinary(t), args...)
-	cmd.Dir = repoRoot(t)
-	cmd.Env = append(cleanEnv(), env...)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("collector %v log:\n%s", configs, log.String())
-		}
-	})
-	return cmd
-}
-
-func writeConfig(t *testing.T, name, text string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return harness.StartCollector(t, harness.ConfigArgs(configs...), env, log, false)
 }
 
 // TestOTLPToSecondCollector: otelcol-ernic with config/otlp.yaml sends to a
@@ -176,25 +160,16 @@ func writeConfig(t *testing.T, name, text string) string {
 // monotonic and cumulative and start when the simulated server process
 // started.
 func TestOTLPToSecondCollector(t *testing.T) {
-	root := repoRoot(t)
+	root := harness.RepoRoot(t)
 	defs := metricDefs(t)
 	sink := startSink(t)
 
 	runDir := t.TempDir()
-	s, err := sim.New(sim.Options{RunDir: runDir, Instances: 3, QPs: 3, Interval: 200 * time.Millisecond, LIF: true, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Stop() })
+	s := harness.StartSim(t, sim.Options{RunDir: runDir, Instances: 3, QPs: 3, Interval: 200 * time.Millisecond, LIF: true, Seed: 3})
 
 	// The second collector: OTLP gRPC in, OTLP/HTTP JSON out to the sink.
-	grpcPort := freePort(t)
-	second := writeConfig(t, "second.yaml", fmt.Sprintf(`receivers:
+	grpcPort := harness.FreePort(t)
+	second := harness.WriteFile(t, "second.yaml", fmt.Sprintf(`receivers:
   otlp:
     protocols:
       grpc:
@@ -218,13 +193,7 @@ service:
 	// The first collector: the shipped otlp.yaml, scraping every second,
 	// the per-opcode metric on so that every metric is checked, plain text
 	// to the loopback receiver.
-	override := writeConfig(t, "first.yaml", `receivers:
-  ernic:
-    collection_interval: 1s
-    metrics:
-      ernic.qp.wqes.by_opcode:
-        enabled: true
-exporters:
+	override := harness.WriteFile(t, "first.yaml", opcodeReceiver+`exporters:
   otlp_grpc:
     tls:
       insecure: true

@@ -12,6 +12,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // value returns the value of the sample of family name whose labels include
@@ -50,20 +51,13 @@ func value(mfs map[string]*dto.MetricFamily, name string, kv ...string) (float64
 // there with moving counters. A restarted instance resets its counters in
 // Prometheus; the others do not.
 func TestSimulatorEndToEnd(t *testing.T) {
-	collectorBinary(t)
+	harness.CollectorBinary(t)
 	runDir := t.TempDir()
-	s, err := sim.New(sim.Options{RunDir: runDir, Instances: 3, QPs: 4, Interval: 200 * time.Millisecond, LIF: true, Seed: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := harness.StartSim(t, sim.Options{RunDir: runDir, Instances: 3, QPs: 4, Interval: 200 * time.Millisecond, LIF: true, Seed: 7})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Stop() })
 
-	promPort, healthPort := freePort(t), freePort(t)
+	promPort, healthPort := harness.FreePort(t), harness.FreePort(t)
 	startCollector(t, runDir, promPort, healthPort)
 	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", promPort)
 
@@ -72,7 +66,7 @@ func TestSimulatorEndToEnd(t *testing.T) {
 		t.Helper()
 		deadline := time.Now().Add(waitTimeout)
 		for {
-			mfs, err := scrape(ctx, url)
+			mfs, err := harness.Scrape(ctx, url)
 			if err == nil && cond(mfs) {
 				return mfs
 			}

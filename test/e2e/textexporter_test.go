@@ -13,6 +13,8 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // TestTextExporterMatchesContrib: config/local.yaml's prometheus_text
@@ -22,19 +24,13 @@ import (
 // the same families: names, HELP, TYPE, and every series with the same
 // labels and value.
 func TestTextExporterMatchesContrib(t *testing.T) {
-	collectorBinary(t)
+	harness.CollectorBinary(t)
 	runDir := t.TempDir()
 	waitPastOwnStart(t)
 	writeRunDir(t, runDir, fixtures(time.Now()))
-	textPort, contribPort, healthPort := freePort(t), freePort(t), freePort(t)
+	textPort, contribPort, healthPort := harness.FreePort(t), harness.FreePort(t), harness.FreePort(t)
 	override := filepath.Join(t.TempDir(), "both.yaml")
-	if err := os.WriteFile(override, []byte(fmt.Sprintf(`receivers:
-  ernic:
-    collection_interval: 1s
-    metrics:
-      ernic.qp.wqes.by_opcode:
-        enabled: true
-exporters:
+	if err := os.WriteFile(override, []byte(fmt.Sprintf(opcodeReceiver+`exporters:
   prometheus_text:
     endpoint: 127.0.0.1:%d
   prometheus:
@@ -54,8 +50,8 @@ service:
 `, textPort, contribPort, healthPort)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := launchCollector(t, []string{"--config", filepath.Join(repoRoot(t), "config", "local.yaml"), "--config", override},
-		[]string{"ERNIC_RUN_DIR=" + runDir})
+	c := harness.StartCollector(t, []string{"--config", filepath.Join(harness.RepoRoot(t), "config", "local.yaml"), "--config", override},
+		[]string{"ERNIC_RUN_DIR=" + runDir}, nil, true)
 
 	// The fixture files do not change, so once both exporters have the
 	// same scrape they serve the same values (uptime gauges move with the
@@ -64,13 +60,13 @@ service:
 	deadline := time.Now().Add(waitTimeout)
 	for {
 		select {
-		case <-c.exited:
-			t.Fatalf("collector exited: %v", c.waitErr)
+		case <-c.Exited():
+			t.Fatalf("collector exited: %v", c.Err())
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		text, err1 := scrape(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", textPort))
-		contrib, err2 := scrape(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", contribPort))
+		text, err1 := harness.Scrape(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", textPort))
+		contrib, err2 := harness.Scrape(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", contribPort))
 		cancel()
 		if err1 == nil && err2 == nil && len(text) > 0 {
 			if diffs = compareFamilies(text, contrib); len(diffs) == 0 {

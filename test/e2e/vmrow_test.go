@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rocm-ernic/otelcol-ernic/test/dashboards"
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // guestTextfile is what the guests' RDMA and GPU exporters publish, in
@@ -91,7 +92,7 @@ func nodeExporterBinary(t *testing.T) string {
 // Prometheus under the jobs ernic-vm-node, ernic-vm-rdma and ernic-vm-gpu.
 func TestVMRow(t *testing.T) {
 	ctx := context.Background()
-	board, err := dashboards.LoadDashboard(filepath.Join(repoRoot(t), dashboards.DashboardPath))
+	board, err := dashboards.LoadDashboard(filepath.Join(harness.RepoRoot(t), dashboards.DashboardPath))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestVMRow(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(textDir, "guest.prom"), []byte(guestTextfile), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	log := &lockedBuffer{}
+	log := &harness.LockedBuffer{}
 	ne := exec.Command("ip", "netns", "exec", ns, nodeExporterBinary(t),
 		"--web.listen-address=10.231.0.2:9100", "--collector.textfile.directory="+textDir)
 	ne.Stdout, ne.Stderr = log, log
@@ -117,7 +118,7 @@ func TestVMRow(t *testing.T) {
 	job := func(name, keep string) string {
 		return fmt.Sprintf("  - job_name: %s\n    static_configs:\n      - targets: ['10.231.0.2:9100']\n    metric_relabel_configs:\n      - source_labels: [__name__]\n        regex: '%s'\n        action: keep\n", name, keep)
 	}
-	p := launchPrometheus(t, prometheusBinary(t), "global:\n  scrape_interval: 1s\nscrape_configs:\n"+
+	p := harness.StartPrometheus(t, harness.PrometheusBinary(t), "", 60*time.Second, "global:\n  scrape_interval: 1s\nscrape_configs:\n"+
 		job("ernic-vm-node", "node_.*")+job("ernic-vm-rdma", "rdma_.*")+job("ernic-vm-gpu", "gpu_.*|pcie_.*"))
 
 	vars := dashboards.Vars{RateInterval: "4s", Interval: "1s", Range: "30s"}
@@ -134,7 +135,7 @@ func TestVMRow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, err := p.vector(ctx, expr, time.Now())
+			v, err := p.Vector(ctx, expr, time.Now())
 			if err != nil || len(v) == 0 {
 				problems = append(problems, fmt.Sprintf("%s: %d series (%v)\n%s", q.Where, len(v), err, expr))
 			}

@@ -1,0 +1,260 @@
+package dashboards
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/prometheus/otlptranslator"
+	"gopkg.in/yaml.v3"
+)
+
+// ---------------------------------------------------------------------------
+// The names the receiver defines.
+
+// Names are the Prometheus names of the receiver's metrics and attributes,
+// as the shipped configurations translate them (OTLP → Prometheus,
+// UnderscoreEscapingWithSuffixes: `.` → `_`, unit suffix, `_total` for
+// monotonic sums).
+type Names struct {
+	// Metrics maps every Prometheus metric name to its OTel name.
+	Metrics map[string]string
+	// Labels are the label names of the attributes.
+	Labels map[string]bool
+	// Unlabelled are the metrics without attributes (ernic_instances...).
+	Unlabelled map[string]bool
+	// Disabled are the metrics off by default.
+	Disabled map[string]bool
+}
+
+type metadataFile struct {
+	ResourceAttributes map[string]struct{} `yaml:"resource_attributes"`
+	Attributes         map[string]struct {
+		NameOverride string `yaml:"name_override"`
+	} `yaml:"attributes"`
+	Metrics map[string]struct {
+		Enabled bool   `yaml:"enabled"`
+		Unit    string `yaml:"unit"`
+		Sum     *struct {
+			Monotonic bool `yaml:"monotonic"`
+		} `yaml:"sum"`
+		Gauge      *struct{} `yaml:"gauge"`
+		Attributes []string  `yaml:"attributes"`
+	} `yaml:"metrics"`
+}
+
+// clusterMetrics are the metrics the receiver records in its resource
+// without attributes (scraper.go, recordInstances): the only ones with no
+// label at all. test/e2e's families table proves it on the served page.
+var clusterMetrics = map[string]bool{"ernic.instances": true, "ernic.instances.unpublished": true, "ernic.vms": true}
+
+// LoadNames reads the receiver's metadata.yaml at path and translates its
+// metric and attribute names with the OTLP → Prometheus translator the
+// collector's exporters use (github.com/prometheus/otlptranslator).
+func LoadNames(path string) (*Names, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var md metadataFile
+	if err := yaml.Unmarshal(b, &md); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	n := &Names{Metrics: map[string]string{}, Labels: map[string]bool{}, Unlabelled: map[string]bool{}, Disabled: map[string]bool{}}
+	namer := otlptranslator.NewMetricNamer("", otlptranslator.UnderscoreEscapingWithSuffixes)
+	for name, m := range md.Metrics {
+		var typ otlptranslator.MetricType
+		switch {
+		case m.Sum != nil && m.Sum.Monotonic:
+			typ = otlptranslator.MetricTypeMonotonicCounter
+		case m.Sum != nil:
+			typ = otlptranslator.MetricTypeNonMonotonicCounter
+		case m.Gauge != nil:
+			typ = otlptranslator.MetricTypeGauge
+		default:
+			return nil, fmt.Errorf("%s: metric %s is neither a sum nor a gauge", path, name)
+		}
+		prom, err := namer.Build(otlptranslator.Metric{Name: name, Unit: m.Unit, Type: typ})
+		if err != nil {
+			return nil, fmt.Errorf("%s: metric %s: %w", path, name, err)
+		}
+		if other, dup := n.Metrics[prom]; dup {
+			return nil, fmt.Errorf("%s: metrics %s and %s both translate to %s", path, other, name, prom)
+		}
+		n.Metrics[prom] = name
+		if clusterMetrics[name] {
+			n.Unlabelled[prom] = true
+		}
+		if !m.Enabled {
+			n.Disabled[prom] = true
+		}
+	}
+	labeler := otlptranslator.LabelNamer{}
+	// The resource attributes (ernic.id, role) are labels of every series
+	// but the cluster metrics' (resource_to_telemetry_conversion).
+	for name := range md.ResourceAttributes {
+		l, err := labeler.Build(name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: resource attribute %s: %w", path, name, err)
+		}
+		n.Labels[l] = true
+	}
+	for name, a := range md.Attributes {
+		if a.NameOverride != "" {
+			name = a.NameOverride
+		}
+		l, err := labeler.Build(name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: attribute %s: %w", path, name, err)
+		}
+		n.Labels[l] = true
+	}
+	if len(n.Metrics) == 0 {
+		return nil, fmt.Errorf("%s: no metrics", path)
+	}
+	return n, nil
+}
+
+// ernicIdentRE matches the identifiers of the project's namespace.
+var ernicIdentRE = regexp.MustCompile(`\bernic_[a-z0-9_]+\b`)
+
+// MetricRefs returns the ernic_* metric names expr refers to: every
+// ernic_[a-z0-9_]+ identifier that is not one of the receiver's label names
+// (ernic_id). Identifiers inside quoted strings are skipped.
+func (n *Names) MetricRefs(expr string) []string {
+	var out []string
+	for _, id := range ernicIdentRE.FindAllString(stripStrings(expr), -1) {
+		if !n.Labels[id] && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// Unknown returns the ernic_* metric names of expr the receiver does not
+// define.
+func (n *Names) Unknown(expr string) []string {
+	var out []string
+	for _, m := range n.MetricRefs(expr) {
+		if _, ok := n.Metrics[m]; !ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+var stringRE = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|` + "`[^`]*`")
+
+// stripStrings blanks PromQL string literals (label values, regexps).
+func stripStrings(expr string) string { return stringRE.ReplaceAllString(expr, `""`) }
+
+// replaceOutsideStrings is re.ReplaceAllStringFunc(expr, f) on the parts of
+// expr outside PromQL string literals.
+func replaceOutsideStrings(expr string, re *regexp.Regexp, f func(string) string) string {
+	var b strings.Builder
+	last := 0
+	for _, loc := range stringRE.FindAllStringIndex(expr, -1) {
+		b.WriteString(re.ReplaceAllStringFunc(expr[last:loc[0]], f))
+		b.WriteString(expr[loc[0]:loc[1]])
+		last = loc[1]
+	}
+	b.WriteString(re.ReplaceAllStringFunc(expr[last:], f))
+	return b.String()
+}
+
+// selectorRE matches an ernic_* identifier and the matchers that follow it.
+var selectorRE = regexp.MustCompile(`\b(ernic_[a-z0-9_]+)\b(\s*\{[^}]*\})?`)
+
+// HostMatcher is the matcher of the dashboard's host variable: every ernic
+// selector carries it.
+const HostMatcher = `instance=~"$host"`
+
+// UnhostedSelectors returns the ernic selectors of expr, those of the
+// metrics without other labels included, that lack HostMatcher.
+func (n *Names) UnhostedSelectors(expr string) []string {
+	var out []string
+	for _, m := range selectorRE.FindAllStringSubmatch(expr, -1) {
+		if !n.Labels[m[1]] && !strings.Contains(m[2], HostMatcher) {
+			out = append(out, m[0])
+		}
+	}
+	return out
+}
+
+// GuestQuery reports whether q reads the guests' exporters: a query of the
+// VM metrics row or of its variables (vm, disk_device).
+func GuestQuery(q Query) bool {
+	return strings.Contains(q.Where, `(row "VM metrics")`) || q.Panel == "vm" || q.Panel == "disk_device"
+}
+
+// GuestMetrics are the metrics of the guests' own exporters that the VM
+// metrics row reads, with the scrape job each comes from (README, VM
+// metrics): node_exporter 1.5 (Debian bookworm's prometheus-node-exporter),
+// rdma_exporter (github.com/yuuki/rdma_exporter: rdma_<sysfs counter>_total
+// {device, port}) and AMD's Device Metrics Exporter (gpu_* and pcie_*,
+// labels gpu_id and clock_type).
+var GuestMetrics = map[string]string{
+	"node_cpu_seconds_total":            "ernic-vm-node",
+	"node_memory_MemTotal_bytes":        "ernic-vm-node",
+	"node_memory_MemAvailable_bytes":    "ernic-vm-node",
+	"node_disk_read_bytes_total":        "ernic-vm-node",
+	"node_disk_written_bytes_total":     "ernic-vm-node",
+	"node_network_receive_bytes_total":  "ernic-vm-node",
+	"node_network_transmit_bytes_total": "ernic-vm-node",
+	"node_uname_info":                   "ernic-vm-node",
+	"rdma_port_rcv_data_total":          "ernic-vm-rdma",
+	"rdma_port_xmit_data_total":         "ernic-vm-rdma",
+	"rdma_port_rcv_packets_total":       "ernic-vm-rdma",
+	"rdma_port_xmit_packets_total":      "ernic-vm-rdma",
+	"gpu_junction_temperature":          "ernic-vm-gpu",
+	"gpu_edge_temperature":              "ernic-vm-gpu",
+	"gpu_gfx_activity":                  "ernic-vm-gpu",
+	"gpu_power_usage":                   "ernic-vm-gpu",
+	"gpu_clock":                         "ernic-vm-gpu",
+	"pcie_bandwidth":                    "ernic-vm-gpu",
+}
+
+// guestSelectorRE matches a metric of a guest exporter and its matchers.
+var guestSelectorRE = regexp.MustCompile(`\b((?:node|rdma|gpu|pcie)_[A-Za-z0-9_]+)\b(\s*\{[^}]*\})?`)
+
+// GuestProblems returns what is wrong with the guest metrics of expr: a
+// name GuestMetrics does not list, or a selector without its job and the
+// $vm variable.
+func GuestProblems(expr string) []string {
+	var out []string
+	for _, m := range guestSelectorRE.FindAllStringSubmatch(stripStrings(expr), -1) {
+		if _, ok := GuestMetrics[m[1]]; !ok {
+			out = append(out, "unknown guest metric "+m[1])
+		}
+	}
+	for _, m := range guestSelectorRE.FindAllStringSubmatch(expr, -1) {
+		job, ok := GuestMetrics[m[1]]
+		if ok && (!strings.Contains(m[2], `job="`+job+`"`) || !strings.Contains(m[2], `instance=~"$vm"`)) {
+			out = append(out, fmt.Sprintf("%s without job=%q and instance=~\"$vm\"", m[0], job))
+		}
+	}
+	return out
+}
+
+// UnfilteredSelectors returns the selectors of expr for metrics with
+// labels that lack one of the matchers: each such metric must be selected
+// with every matcher given (e.g. `ernic_id=~"$ernic_id"`), so that the
+// dashboard's variables apply to every panel.
+func (n *Names) UnfilteredSelectors(expr string, matchers ...string) []string {
+	var out []string
+	for _, m := range selectorRE.FindAllStringSubmatch(expr, -1) {
+		name, braces := m[1], m[2]
+		if n.Labels[name] || n.Unlabelled[name] {
+			continue
+		}
+		for _, want := range matchers {
+			if !strings.Contains(braces, want) {
+				out = append(out, m[0])
+				break
+			}
+		}
+	}
+	return out
+}

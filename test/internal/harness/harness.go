@@ -1,0 +1,180 @@
+// Package harness is the shared harness of the system tests (test/e2e,
+// test/soak, test/deploy, test/dashboards): the repository root, the
+// collector binary, a clean environment, child processes, Prometheus
+// servers and their HTTP API, and the run-directory simulator.
+//
+// Every helper fails the test (t.Fatal), never skips it, when what it needs
+// is missing: the system tests are run on purpose (`make test`) and a
+// missing program is a broken set-up, not a reason to pass.
+package harness
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// modulePath is the module the repository root's go.mod declares.
+const modulePath = "github.com/rocm-ernic/otelcol-ernic"
+
+// FindRepoRoot returns the repository root: the nearest directory at or
+// above the working directory whose go.mod declares this module.
+func FindRepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		mod, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && bytes.Contains(mod, []byte("module "+modulePath+"\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("repository root (go.mod of " + modulePath + ") not found")
+		}
+		dir = parent
+	}
+}
+
+// RepoRoot is FindRepoRoot for a test: it fails the test without a root.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	root, err := FindRepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// CollectorBinary returns the otelcol-ernic binary: $OTELCOL_BIN when set
+// (`make e2e-test` and `make soak` build it first), else the result of
+// `make otelcol` in the repository root, run once per test binary. It fails
+// the test when the binary is missing or not executable.
+func CollectorBinary(t testing.TB) string {
+	t.Helper()
+	root := RepoRoot(t)
+	binOnce.Do(func() {
+		if p := os.Getenv("OTELCOL_BIN"); p != "" {
+			binPath = p
+		} else {
+			mk, err := exec.LookPath("make")
+			if err != nil {
+				binErr = fmt.Errorf("make is needed to build the collector (or set OTELCOL_BIN): %w", err)
+				return
+			}
+			cmd := exec.Command(mk, "otelcol")
+			cmd.Dir = root
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				binErr = fmt.Errorf("make otelcol: %w\n%s", err, out)
+				return
+			}
+			binPath = filepath.Join(root, "build", "otelcol-ernic", "otelcol-ernic")
+		}
+		if fi, err := os.Stat(binPath); err != nil {
+			binErr = fmt.Errorf("collector binary: %w", err)
+		} else if fi.Mode()&0o111 == 0 {
+			binErr = fmt.Errorf("collector binary %s is not executable", binPath)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// Tool returns the path of the program name on PATH, failing the test
+// without it; hint says how to install it.
+func Tool(t testing.TB, name, hint string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatalf("%s is required: %v (%s)", name, err, hint)
+	}
+	return p
+}
+
+// FreePort returns a TCP port free on 127.0.0.1 at the time of the call.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// CleanEnv is the test's environment without the ERNIC_* variables the
+// configurations in config/ read (ERNIC_RUN_DIR, ERNIC_EXPORTER_PORT,
+// ERNIC_REMOTE_WRITE_URL, ERNIC_STATE_DIR, ...), so that only what a test
+// sets reaches the collector; a variable that starts with one of drop
+// (e.g. "GODEBUG=") is left out too.
+func CleanEnv(drop ...string) []string {
+	return slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		if strings.HasPrefix(kv, "ERNIC_") {
+			return true
+		}
+		for _, p := range drop {
+			if strings.HasPrefix(kv, p) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// WriteFile writes text to the file name in a new temporary directory of
+// the test and returns its path (configuration overrides and the like).
+func WriteFile(t testing.TB, name, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Tail returns the last n bytes of s, marked with "..." when cut.
+func Tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "..." + s[len(s)-n:]
+}
+
+// LockedBuffer collects a child process's output from one or two pipes;
+// it is safe for concurrent use.
+type LockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+// Write appends p to the buffer.
+func (b *LockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns everything written so far.
+func (b *LockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
