@@ -71,13 +71,6 @@ type storageHost struct {
 
 func (h storageHost) GetExtensions() map[component.ID]component.Component { return h.ext }
 
-func tail(b []byte) []byte {
-	if len(b) > 3000 {
-		return b[:3000]
-	}
-	return b
-}
-
 // The shipped settings (num_consumers 1, block_on_overflow, a persistent
 // queue) across a restart during an outage: every batch once, in order.
 func TestRestartDuringOutageDeliversInOrder(t *testing.T) {

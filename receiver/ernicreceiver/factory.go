@@ -29,7 +29,7 @@ func createDefaultConfig() component.Config {
 	cc.CollectionInterval = defaultCollectionInterval
 	return &Config{
 		ControllerConfig:     cc,
-		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
+		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 		RunDir:               DefaultRunDir,
 		ProcDir:              DefaultProcDir,
 		MaxQPsPerInstance:    DefaultMaxQPsPerInstance,

@@ -87,7 +87,7 @@ func (b *bulkPoints) moveTo(ms pmetric.MetricSlice) {
 // generated builder makes it: it records one point of each and keeps the
 // metric without the point.
 func bulkShapes(set receiver.Settings) map[string]pmetric.Metric {
-	cfg := metadata.DefaultMetricsBuilderConfig()
+	cfg := metadata.NewDefaultMetricsBuilderConfig()
 	cfg.Metrics.ErnicQpWqesByOpcode.Enabled = true
 	for _, c := range qpCounters {
 		setEnabled(&cfg.Metrics, c.name, true)
