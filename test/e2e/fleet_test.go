@@ -25,8 +25,9 @@ import (
 // its own.
 var fleetHosts = []string{"gpu-fleet-a", "gpu-fleet-b", "gpu-fleet-c"}
 
-// fleetOverride scrapes every second.
-const fleetOverride = "receivers:\n  ernic:\n    collection_interval: 1s\n"
+// fleetOverride scrapes every second and turns on the per-opcode metric
+// (off by default), so that every panel of the dashboard has series.
+const fleetOverride = "receivers:\n  ernic:\n    collection_interval: 1s\n    metrics:\n      ernic.qp.wqes.by_opcode:\n        enabled: true\n"
 
 // fleetBackend is one Prometheus of TestFleet and the instance label it
 // gives a host: its name when the host pushes, its scrape target when it
@@ -80,7 +81,7 @@ func TestFleet(t *testing.T) {
 	for i, name := range fleetHosts {
 		h := &fleetHost{name: name, pullPort: harness.FreePort(t)}
 		runDir := t.TempDir()
-		s, err := sim.New(sim.Options{RunDir: runDir, Instances: 2, QPs: 2, Interval: 200 * time.Millisecond, Seed: int64(11 + i), Writes: 5})
+		s, err := sim.New(sim.Options{RunDir: runDir, Instances: 2, QPs: 2, Interval: 200 * time.Millisecond, LIF: true, Seed: int64(11 + i), Writes: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
