@@ -25,7 +25,7 @@ const configErrorTimeout = 30 * time.Second
 func TestConfigErrorsStopCollector(t *testing.T) {
 	bin := collectorBinary(t)
 	root := repoRoot(t)
-	procDir := filepath.Join(root, "testdata", "proc", "basic")
+	procDir := filepath.Join(root, "receiver", "ernicreceiver", "testdata", "proc", "basic")
 
 	cases := []struct {
 		name string
