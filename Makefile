@@ -17,9 +17,14 @@ PROMETHEUS3 := bin/prometheus3
 
 SIM := bin/ernic-sim
 
-# What the collector binary is built from: the ocb manifest, the root module's
-# go.mod/go.sum and the receiver's non-test sources.
-OTELCOL_INPUTS := builder-config.yaml go.mod go.sum \
+# The receiver is a Go module of its own (its go.mod): its Go commands run
+# from its folder.
+RECEIVER := receiver/ernicreceiver
+
+# What the collector binary is built from: the ocb manifest, the go.mod/go.sum
+# of the root module (the exporters) and of the receiver's module, and the
+# components' non-test sources.
+OTELCOL_INPUTS := builder-config.yaml go.mod go.sum $(RECEIVER)/go.mod $(RECEIVER)/go.sum \
 	$(shell find receiver exporter -type f \( -name '*.go' -o -name '*.yaml' \) ! -name '*_test.go' 2>/dev/null)
 
 .PHONY: all generate check-generate ocb otelcol sim run test test-deps unit-test fuzz e2e-test lint clean
@@ -29,7 +34,7 @@ all: otelcol sim
 
 # generate: regenerate the receiver's code and docs from metadata.yaml (mdatagen).
 generate:
-	cd receiver/ernicreceiver && $(GO) generate ./...
+	cd $(RECEIVER) && $(GO) generate ./...
 	cd exporter/remotewriteexporter && $(GO) generate ./...
 	cd exporter/prometheustextexporter && $(GO) generate ./...
 
@@ -63,10 +68,11 @@ run: otelcol sim
 	OTELCOL=$(OTELCOL) SIM=$(SIM) scripts/run.sh
 
 # test: what the tests need installed (test-deps), generated code current,
-# go vet, staticcheck (lint), unit tests, a bounded fuzzing run
-# (TEST_FUZZTIME per target), then the end-to-end tests and a short soak.
+# go vet and staticcheck (lint) of both modules, unit tests, a bounded fuzzing
+# run (TEST_FUZZTIME per target), then the end-to-end tests and a short soak.
 test: test-deps check-generate
 	$(GO) vet ./...
+	cd $(RECEIVER) && $(GO) vet ./...
 	$(GO) vet -tags e2e ./test/e2e/... ./test/deploy/... ./test/dashboards/...
 	$(GO) vet -tags soak ./test/soak/...
 	$(MAKE) lint
@@ -82,7 +88,7 @@ test: test-deps check-generate
 test-deps:
 	scripts/test-deps.sh
 
-# lint: staticcheck over the whole module, with the build tags of the
+# lint: staticcheck over both modules, with the build tags of the
 # system tests (e2e, soak) so that they are checked too. The version is
 # pinned and run from the Go module proxy with `go run`, so nothing is added
 # to go.mod (the first run downloads and builds it, about a minute; later
@@ -93,13 +99,15 @@ test-deps:
 STATICCHECK_VERSION := v0.8.2
 lint:
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags e2e,soak ./...
+	cd $(RECEIVER) && $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
-# unit-test: the Go unit tests of the module (test/e2e is behind the e2e tag),
-# and the receiver's again for a 32-bit platform (GOARCH=386), where int is
-# 32 bits.
+# unit-test: the Go unit tests of the root module (test/e2e is behind the e2e
+# tag) and of the receiver's module, and the receiver's again for a 32-bit
+# platform (GOARCH=386), where int is 32 bits.
 unit-test:
 	$(GO) test ./...
-	GOARCH=386 $(GO) test ./receiver/...
+	cd $(RECEIVER) && $(GO) test ./...
+	cd $(RECEIVER) && GOARCH=386 $(GO) test ./...
 
 # fuzz: run each fuzz target of the run-directory parsers for FUZZTIME (go
 # test -fuzz takes one target per invocation). A failing input is written to
@@ -113,11 +121,12 @@ unit-test:
 # that race, not a finding.
 FUZZTIME ?= 10m
 TEST_FUZZTIME ?= 500000x
-FUZZ_PKG := ./receiver/ernicreceiver/internal/rundir/
+# FUZZ_PKG is relative to the receiver's module, where the targets run.
+FUZZ_PKG := ./internal/rundir/
 fuzz:
-	$(GO) test -run='^$$' -fuzz='^FuzzParseStats$$' -fuzztime=$(FUZZTIME) $(FUZZ_PKG)
-	$(GO) test -run='^$$' -fuzz='^FuzzParseManifest$$' -fuzztime=$(FUZZTIME) $(FUZZ_PKG)
-	$(GO) test -run='^$$' -fuzz='^FuzzCutLine$$' -fuzztime=$(FUZZTIME) $(FUZZ_PKG)
+	cd $(RECEIVER) && $(GO) test -run='^$$' -fuzz='^FuzzParseStats$$' -fuzztime=$(FUZZTIME) $(FUZZ_PKG)
+	cd $(RECEIVER) && $(GO) test -run='^$$' -fuzz='^FuzzParseManifest$$' -fuzztime=$(FUZZTIME) $(FUZZ_PKG)
+	cd $(RECEIVER) && $(GO) test -run='^$$' -fuzz='^FuzzCutLine$$' -fuzztime=$(FUZZTIME) $(FUZZ_PKG)
 
 # e2e-test: build the collector, then run it against fixture run directories
 # and check its Prometheus output (test/e2e, build tag e2e). The remote-write
@@ -191,12 +200,13 @@ install: otelcol
 # BenchmarkUnchanged: the same files when none was rewritten;
 # BenchmarkScrape with default and all metrics; 1x16 to 64x1024 instances x
 # QPs), then a table of them and the ratio targets (cmd/benchtable). Each
-# benchmark runs BENCH_COUNT times and counts with its median.
+# benchmark runs BENCH_COUNT times and counts with its median. The
+# benchmarks run in the receiver's module, the table in the root module.
 BENCHTIME ?= 300ms
 BENCH_COUNT ?= 5
 .PHONY: bench
 bench:
-	$(GO) test -run '^$$' -bench 'Floor|Parse|Unchanged|Scrape|RecordFloor' -benchmem -benchtime $(BENCHTIME) -count $(BENCH_COUNT) ./receiver/ernicreceiver | tee bench.out
+	cd $(RECEIVER) && $(GO) test -run '^$$' -bench 'Floor|Parse|Unchanged|Scrape|RecordFloor' -benchmem -benchtime $(BENCHTIME) -count $(BENCH_COUNT) . | tee $(CURDIR)/bench.out
 	$(GO) run ./cmd/benchtable < bench.out
 
 # bench-e2e: CPU seconds per minute, RSS and GET time of the collector for

@@ -2,7 +2,10 @@
 # Regenerates the code of this repository's components (mdatagen, via
 # `go generate`: the receiver and the two exporters) and
 # fails when that changed anything under them: the generated code in the tree
-# is not current with metadata.yaml.
+# is not current with metadata.yaml. Each folder's `go generate` runs
+# mdatagen through the `tool` directive of its module: the receiver's own
+# go.mod (receiver/ernicreceiver is a module of its own; mdatagen also fills
+# the status table of its README.md), the root go.mod for the exporters.
 #
 # In a clean checkout (CI) this is exactly "git status --porcelain
 # receiver/ernicreceiver is empty after generating". In a working tree with

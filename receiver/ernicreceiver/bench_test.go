@@ -14,7 +14,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
-	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
 	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/metadata"
 	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/rundir"
 )
@@ -24,32 +23,32 @@ import (
 var benchSizes = []struct{ instances, qps int }{{1, 16}, {16, 64}, {64, 256}, {64, 1024}}
 
 // writeBenchRunDir writes a run directory of instances × qps owned by this
-// process, in the server's format (internal/sim): every QP with two opcode
+// process, in the server's format (statsfile_test.go): every QP with two opcode
 // lines and an `(other opcodes)` line, every instance with the 74 LIF
 // counters.
 func writeBenchRunDir(tb testing.TB, instances, qps int) string {
 	tb.Helper()
 	dir := tb.TempDir()
-	var manifest []sim.Instance
+	var manifest []manifestInstance
 	for id := 1; id <= instances; id++ {
-		manifest = append(manifest, sim.Instance{ID: id, Role: "worker", PID: os.Getpid(), MAC: fmt.Sprintf("02:aa:00:00:00:%02x", id)})
-		st := sim.Stats{Connection: "connected", WriteCount: 100, MAC: "02:aa:00:00:00:01", Socket: "/run/rocm-ernic/1.sock",
+		manifest = append(manifest, manifestInstance{ID: id, Role: "worker", PID: os.Getpid(), MAC: fmt.Sprintf("02:aa:00:00:00:%02x", id)})
+		st := fileStats{Connection: "connected", WriteCount: 100, MAC: "02:aa:00:00:00:01", Socket: "/run/rocm-ernic/1.sock",
 			Backend: "tcp:worker:127.0.0.1:6320", PCI: "0x1dd8:0x100a"}
-		st.Device = sim.Device{Commands: 5, Bar0Reads: 48810, Bar0Writes: 17020, UARWrites: 29931, Interrupts: 10440,
+		st.Device = fileDevice{Commands: 5, Bar0Reads: 48810, Bar0Writes: 17020, UARWrites: 29931, Interrupts: 10440,
 			BytesSent: 2097152, BytesReceived: 1048576, BytesRDMARead: 4194304, BytesRDMAWrite: 8388608, IPBytesTx: 512044, IPBytesRx: 498230}
 		for q := range qps {
-			st.QPs = append(st.QPs, sim.QP{
+			st.QPs = append(st.QPs, fileQP{
 				Handle: uint32(q*7 + 1), DoorbellSend: 512, DoorbellRecv: 256, WQEsProcessed: 771, CQEsPosted: 768,
 				BytesSent: 2097152, BytesReceived: 1048576, BytesRDMARead: 4096, BytesRDMAWrite: 8388608,
-				Opcodes: []sim.Counter{{Name: "RDMA_WRITE", Value: 256}, {Name: "SEND", Value: 512}}, Other: true,
+				Opcodes: []fileCounter{{Name: "RDMA_WRITE", Value: 256}, {Name: "SEND", Value: 512}}, Other: true,
 			})
 		}
-		for j, name := range sim.LIFNames {
-			st.LIF = append(st.LIF, sim.Counter{Name: name, Value: uint64(j * 1000)})
+		for j, name := range rundir.LIFCounterNames {
+			st.LIF = append(st.LIF, fileCounter{Name: name, Value: uint64(j * 1000)})
 		}
-		require.NoError(tb, sim.WriteStatsInPlace(filepath.Join(dir, fmt.Sprintf("%d.stats", id)), &st))
+		require.NoError(tb, writeStatsFile(filepath.Join(dir, fmt.Sprintf("%d.stats", id)), &st))
 	}
-	require.NoError(tb, sim.WriteManifestInPlace(filepath.Join(dir, rundir.ManifestFile), manifest))
+	require.NoError(tb, writeManifestFile(filepath.Join(dir, rundir.ManifestFile), manifest))
 	return dir
 }
 

@@ -167,7 +167,7 @@ func TestConfigErrorMessages(t *testing.T) {
 // The valid neighbours of the invalid cases are accepted and start, so that
 // the cases above fail for the reason they name.
 func TestConfigErrorNeighboursValid(t *testing.T) {
-	procDir := filepath.Join("..", "..", "testdata", "proc", "basic")
+	procDir := filepath.Join("testdata", "proc", "basic")
 	for _, yaml := range []string{
 		`run_dir: /run/rocm-ernic`,
 		`collection_interval: 100ms`,

@@ -1,6 +1,7 @@
 package ernicreceiver
 
 import (
+	"bufio"
 	"bytes"
 	"io/fs"
 	"testing"
@@ -9,15 +10,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
 	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/rundir"
 )
 
 // parsedStats renders st in the server's format and parses it.
-func parsedStats(t *testing.T, st *sim.Stats) *rundir.Stats {
+func parsedStats(t *testing.T, st *fileStats) *rundir.Stats {
 	t.Helper()
 	var b bytes.Buffer
-	require.NoError(t, sim.FormatStats(&b, st))
+	require.NoError(t, formatStats(bufio.NewWriter(&b), st))
 	s, err := rundir.ParseStats(b.Bytes())
 	require.NoError(t, err)
 	return s
@@ -27,43 +27,43 @@ func parsedStats(t *testing.T, st *sim.Stats) *rundir.Stats {
 // their order and by handle or name once they move; new entries compare
 // with nothing.
 func TestWentDown(t *testing.T) {
-	base := func() *sim.Stats {
-		st := &sim.Stats{Connection: "connected", WriteCount: 10}
-		st.Device = sim.Device{Commands: 5, Interrupts: 9, BytesSent: 100}
+	base := func() *fileStats {
+		st := &fileStats{Connection: "connected", WriteCount: 10}
+		st.Device = fileDevice{Commands: 5, Interrupts: 9, BytesSent: 100}
 		for h := uint32(1); h <= 4; h++ {
-			st.QPs = append(st.QPs, sim.QP{Handle: h, WQEsProcessed: 100 * uint64(h), BytesSent: 1000,
-				Opcodes: []sim.Counter{{Name: "SEND", Value: 50 * uint64(h)}}})
+			st.QPs = append(st.QPs, fileQP{Handle: h, WQEsProcessed: 100 * uint64(h), BytesSent: 1000,
+				Opcodes: []fileCounter{{Name: "SEND", Value: 50 * uint64(h)}}})
 		}
-		st.LIF = []sim.Counter{{Name: "rx_ucast_bytes", Value: 500}, {Name: "tx_ucast_bytes", Value: 700}}
+		st.LIF = []fileCounter{{Name: "rx_ucast_bytes", Value: 500}, {Name: "tx_ucast_bytes", Value: 700}}
 		return st
 	}
 	prev := parsedStats(t, base())
 	for _, tc := range []struct {
 		name   string
-		change func(st *sim.Stats)
+		change func(st *fileStats)
 		want   bool
 	}{
-		{"same", func(*sim.Stats) {}, false},
-		{"all up, one QP added in the middle", func(st *sim.Stats) {
+		{"same", func(*fileStats) {}, false},
+		{"all up, one QP added in the middle", func(st *fileStats) {
 			st.WriteCount++
-			st.QPs = append(st.QPs[:2], append([]sim.QP{{Handle: 9}}, st.QPs[2:]...)...)
+			st.QPs = append(st.QPs[:2], append([]fileQP{{Handle: 9}}, st.QPs[2:]...)...)
 		}, false},
-		{"QP rotated, each lower than the QP now at its old index", func(st *sim.Stats) {
+		{"QP rotated, each lower than the QP now at its old index", func(st *fileStats) {
 			st.QPs = append(st.QPs[1:], st.QPs[0])
 		}, false},
-		{"QP moved and lower", func(st *sim.Stats) {
+		{"QP moved and lower", func(st *fileStats) {
 			st.QPs[3].WQEsProcessed = 399
 			st.QPs = append(st.QPs[3:], st.QPs[:3]...)
 		}, true},
-		{"opcode lower", func(st *sim.Stats) { st.QPs[1].Opcodes[0].Value-- }, true},
-		{"device counter lower", func(st *sim.Stats) { st.Device.Interrupts = 8 }, true},
-		{"write count lower", func(st *sim.Stats) { st.WriteCount = 9 }, true},
-		{"LIF lower", func(st *sim.Stats) { st.LIF[1].Value = 699 }, true},
-		{"LIF reordered and lower", func(st *sim.Stats) {
+		{"opcode lower", func(st *fileStats) { st.QPs[1].Opcodes[0].Value-- }, true},
+		{"device counter lower", func(st *fileStats) { st.Device.Interrupts = 8 }, true},
+		{"write count lower", func(st *fileStats) { st.WriteCount = 9 }, true},
+		{"LIF lower", func(st *fileStats) { st.LIF[1].Value = 699 }, true},
+		{"LIF reordered and lower", func(st *fileStats) {
 			st.LIF[0].Value = 499
 			st.LIF[0], st.LIF[1] = st.LIF[1], st.LIF[0]
 		}, true},
-		{"LIF reordered, all up", func(st *sim.Stats) { st.LIF[0], st.LIF[1] = st.LIF[1], st.LIF[0] }, false},
+		{"LIF reordered, all up", func(st *fileStats) { st.LIF[0], st.LIF[1] = st.LIF[1], st.LIF[0] }, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := base()
@@ -78,10 +78,10 @@ func TestWentDown(t *testing.T) {
 // one hands the old snapshot's memory to the next read.
 func TestSpareSnapshot(t *testing.T) {
 	st := &instanceState{}
-	first := parsedStats(t, &sim.Stats{WriteCount: 1, Device: sim.Device{Commands: 1}})
+	first := parsedStats(t, &fileStats{WriteCount: 1, Device: fileDevice{Commands: 1}})
 	st.accept(first, fakeInfo{}, testNow)
 	assert.Nil(t, st.spare)
-	second := parsedStats(t, &sim.Stats{WriteCount: 2, Device: sim.Device{Commands: 2}})
+	second := parsedStats(t, &fileStats{WriteCount: 2, Device: fileDevice{Commands: 2}})
 	st.accept(second, fakeInfo{}, testNow)
 	assert.Same(t, second, st.stats)
 	assert.Same(t, first, st.spare, "the replaced snapshot is the next read's memory")

@@ -18,8 +18,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
-	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
 	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/metadata"
+	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/rundir"
 )
 
 // Environment of the writer process of TestTornWriteRace.
@@ -114,7 +114,7 @@ func TestRaceWriterProcess(t *testing.T) {
 	}
 	n, err := strconv.Atoi(os.Getenv(writerEnvWrites))
 	require.NoError(t, err)
-	st := sim.Stats{
+	st := fileStats{
 		Socket: "/run/rocm-ernic/2.sock", Backend: "tcp:worker:127.0.0.1:6320", PCI: "0x1dd8:0x100a",
 		MAC: "02:aa:00:00:00:02", Connection: "connected",
 	}
@@ -133,7 +133,7 @@ func TestRaceWriterProcess(t *testing.T) {
 		d.IPBytesTx += 1500
 		d.IPBytesRx += 1400
 		if len(st.QPs) < 64 && i%8 == 0 {
-			st.QPs = append(st.QPs, sim.QP{Handle: uint32(len(st.QPs)*7 + 1)})
+			st.QPs = append(st.QPs, fileQP{Handle: uint32(len(st.QPs)*7 + 1)})
 		}
 		for q := range st.QPs {
 			qp := &st.QPs[q]
@@ -145,17 +145,17 @@ func TestRaceWriterProcess(t *testing.T) {
 			qp.BytesReceived += 1024
 			qp.BytesRDMARead += 512
 			qp.BytesRDMAWrite += 256
-			qp.Opcodes = []sim.Counter{{Name: "SEND", Value: qp.WQEsProcessed / 3 * 2}, {Name: "RDMA_WRITE", Value: qp.WQEsProcessed / 3}}
+			qp.Opcodes = []fileCounter{{Name: "SEND", Value: qp.WQEsProcessed / 3 * 2}, {Name: "RDMA_WRITE", Value: qp.WQEsProcessed / 3}}
 		}
 		// Rotate the QP order like the server's hash table does.
 		if len(st.QPs) > 1 {
 			st.QPs = append(st.QPs[1:], st.QPs[0])
 		}
 		st.LIF = st.LIF[:0]
-		for j, name := range sim.LIFNames[:20] {
-			st.LIF = append(st.LIF, sim.Counter{Name: name, Value: uint64(i * (j + 1))})
+		for j, name := range rundir.LIFCounterNames[:20] {
+			st.LIF = append(st.LIF, fileCounter{Name: name, Value: uint64(i * (j + 1))})
 		}
-		require.NoError(t, sim.WriteStatsInPlace(path, &st))
+		require.NoError(t, writeStatsFile(path, &st))
 		// Let a reader find whole files most of the time, as with the
 		// real server's 1 Hz writes, yet race it thousands of times.
 		time.Sleep(time.Duration(100+i%400) * time.Microsecond)

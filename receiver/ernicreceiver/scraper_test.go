@@ -30,7 +30,6 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/scraper")
 
 const (
-	sharedTestdata = "../../testdata"
 	// bootTime is btime of testdata/proc/basic/stat.
 	bootTime = 1767225000
 )
@@ -47,8 +46,8 @@ type fixture struct {
 func newFixture(t *testing.T, rundir string) *fixture {
 	t.Helper()
 	f := &fixture{runDir: filepath.Join(t.TempDir(), "run"), procDir: filepath.Join(t.TempDir(), "proc")}
-	require.NoError(t, os.CopyFS(f.runDir, os.DirFS(filepath.Join(sharedTestdata, "rundir", rundir))))
-	require.NoError(t, os.CopyFS(f.procDir, os.DirFS(filepath.Join(sharedTestdata, "proc", "basic"))))
+	require.NoError(t, os.CopyFS(f.runDir, os.DirFS(filepath.Join("testdata", "rundir", rundir))))
+	require.NoError(t, os.CopyFS(f.procDir, os.DirFS(filepath.Join("testdata", "proc", "basic"))))
 	// Each stats file was last written half a second before the scrape.
 	entries, err := os.ReadDir(f.runDir)
 	require.NoError(t, err)
@@ -333,7 +332,7 @@ func TestScrapeFormatVariants(t *testing.T) {
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			f := newFixture(t, "basic")
-			data, err := os.ReadFile(filepath.Join(sharedTestdata, "stats", tc.file))
+			data, err := os.ReadFile(filepath.Join("testdata", "stats", tc.file))
 			require.NoError(t, err)
 			f.write(t, "1.stats", string(data), scrapeNow.Add(-time.Second))
 			f.write(t, "instances.json", `{"instances":[{"id":1,"role":"manager","pid":4100,"mac":"m","vm":null}]}`, scrapeNow)
@@ -384,7 +383,7 @@ func replaceLine(t *testing.T, content, old, repl string) string {
 }
 
 func TestCounterStartTimes(t *testing.T) {
-	stats2, err := os.ReadFile(filepath.Join(sharedTestdata, "rundir", "basic", "2.stats"))
+	stats2, err := os.ReadFile(filepath.Join("testdata", "rundir", "basic", "2.stats"))
 	require.NoError(t, err)
 	manifest := func(pid int) string {
 		return `{"instances":[{"id":2,"role":"worker","pid":` + strconv.Itoa(pid) + `,"mac":"m","vm":null}]}`
@@ -631,7 +630,7 @@ func TestScrapeShrunkFile(t *testing.T) {
 // A counter above 2^63-1 is logged once per server process, not per scrape.
 func TestScrapeOverflowLoggedOnce(t *testing.T) {
 	f := newFixture(t, "basic")
-	data, err := os.ReadFile(filepath.Join(sharedTestdata, "stats", "overflow.stats"))
+	data, err := os.ReadFile(filepath.Join("testdata", "stats", "overflow.stats"))
 	require.NoError(t, err)
 	f.write(t, "1.stats", string(data), scrapeNow.Add(-time.Second))
 	f.write(t, "instances.json", `{"instances":[{"id":1,"role":"manager","pid":4100,"mac":"m","vm":null}]}`, scrapeNow)
@@ -659,7 +658,7 @@ func TestScrapeOverflowLoggedOnce(t *testing.T) {
 // ernicctl hot-reload: the old process's last file, written within the
 // second that the /proc start time may be early by, is not the new one's.
 func TestScrapeHotReloadLeftoverFile(t *testing.T) {
-	stats2, err := os.ReadFile(filepath.Join(sharedTestdata, "rundir", "basic", "2.stats"))
+	stats2, err := os.ReadFile(filepath.Join("testdata", "rundir", "basic", "2.stats"))
 	require.NoError(t, err)
 	manifest := func(pid int) string {
 		return `{"instances":[{"id":2,"role":"worker","pid":` + strconv.Itoa(pid) + `,"mac":"m","vm":null}]}`
@@ -682,7 +681,7 @@ func TestScrapeHotReloadLeftoverFile(t *testing.T) {
 
 	// The new process's startup file, in the same second: published.
 	now = now.Add(time.Second)
-	startup, err := os.ReadFile(filepath.Join(sharedTestdata, "rundir", "basic", "1.stats"))
+	startup, err := os.ReadFile(filepath.Join("testdata", "rundir", "basic", "1.stats"))
 	require.NoError(t, err)
 	f.write(t, "2.stats", string(startup), time.Unix(bootTime+704, 600_000_000))
 	md = scrapeOK(t, s)
@@ -691,7 +690,7 @@ func TestScrapeHotReloadLeftoverFile(t *testing.T) {
 }
 
 func TestScrapeOpcodeCounters(t *testing.T) {
-	stats2, err := os.ReadFile(filepath.Join(sharedTestdata, "rundir", "basic", "2.stats"))
+	stats2, err := os.ReadFile(filepath.Join("testdata", "rundir", "basic", "2.stats"))
 	require.NoError(t, err)
 	f := newFixture(t, "basic")
 	now := scrapeNow

@@ -47,7 +47,7 @@ func TestStalenessInstanceRemoved(t *testing.T) {
 	require.Len(t, gone, 22, "instance 1's series: up, uptime, vm.attached, labels.truncated; 17 device series; qp.unpublished")
 
 	now = now.Add(5 * time.Second)
-	manifest, err := os.ReadFile(filepath.Join(sharedTestdata, "rundir", "basic", "instances.json"))
+	manifest, err := os.ReadFile(filepath.Join("testdata", "rundir", "basic", "instances.json"))
 	require.NoError(t, err)
 	// Drop the first entry (id 1).
 	f.write(t, "instances.json", `{"instances": [`+string(manifest[len(`{

@@ -27,7 +27,7 @@ const configErrorTimeout = 30 * time.Second
 func TestConfigErrorsStopCollector(t *testing.T) {
 	bin := harness.CollectorBinary(t)
 	root := harness.RepoRoot(t)
-	procDir := filepath.Join(root, "testdata", "proc", "basic")
+	procDir := filepath.Join(root, "receiver", "ernicreceiver", "testdata", "proc", "basic")
 
 	cases := []struct {
 		name string

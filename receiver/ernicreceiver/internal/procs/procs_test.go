@@ -9,7 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const fakeProc = "../../../../testdata/proc/basic"
+// fakeProc is the receiver's fake /proc.
+const fakeProc = "../../testdata/proc/basic"
 
 func TestLookupFakeProc(t *testing.T) {
 	tab, err := New(fakeProc)

@@ -68,7 +68,7 @@ import (
 // work); larger inputs get the per-input properties only.
 const maxPrefixCheck = 8 << 10
 
-// addTestdataSeeds adds every file under the repository's testdata/rundir
+// addTestdataSeeds adds every file under the receiver's testdata/rundir
 // and testdata/stats as a seed.
 func addTestdataSeeds(f *testing.F) {
 	f.Helper()

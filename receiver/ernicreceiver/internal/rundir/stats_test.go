@@ -11,8 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// testdata is the repository's shared testdata folder.
-const testdata = "../../../../testdata"
+// testdata is the receiver's testdata folder (run directories, stats-file
+// variants and a fake /proc), shared by its packages' tests.
+const testdata = "../../testdata"
 
 func readTestdata(t testing.TB, rel string) []byte {
 	t.Helper()

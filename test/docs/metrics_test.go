@@ -1,4 +1,6 @@
-package ernicreceiver
+// Package docs checks the repository's user documentation against the
+// definitions it describes.
+package docs
 
 import (
 	"os"
@@ -11,10 +13,10 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// The README's metric table lists exactly the metrics of metadata.yaml, so
-// the user-facing table cannot drift from the definitions.
+// The README's metric table lists exactly the metrics of the receiver's
+// metadata.yaml, so the user-facing table cannot drift from the definitions.
 func TestREADMEMetricTableMatchesMetadata(t *testing.T) {
-	raw, err := os.ReadFile("metadata.yaml")
+	raw, err := os.ReadFile("../../receiver/ernicreceiver/metadata.yaml")
 	require.NoError(t, err)
 	var md struct {
 		Metrics map[string]any `yaml:"metrics"`
