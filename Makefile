@@ -153,7 +153,7 @@ $(PROMETHEUS3):
 # soak: the collector with config/prometheus-remote-write.yaml against the
 # chaos simulator (internal/sim/chaos.go) and a real Prometheus for
 # SOAK_DURATION, then every sample checked against what the simulator wrote
-# completely (test/soak, build tag soak; README "Soak test"). Summary and
+# completely (test/soak, build tag soak; docs/development.md, Soak test). Summary and
 # logs go to $(SOAK_DIR)/<time>/. SOAK_STRICT=1 also fails on the classes
 # of the receiver bugs the soak found (test/soak: knownBug; both fixed).
 # `make test` runs it for TEST_SOAK_DURATION, strict.

@@ -33,8 +33,7 @@ import (
 // summaries are not translated (none comes from the ernic receiver): they
 // are counted in the returned error. It writes the series straight from
 // the batch instead of through contrib's map of series: at 64x1024 that map
-// cost 14 CPU s/min, more than the whole collector may (README,
-// Performance).
+// cost 14 CPU s/min, more than the whole collector may (docs/performance.md).
 type translator struct {
 	external []prompb.Label // sorted by name
 	maxBytes int
@@ -216,7 +215,7 @@ func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map
 // (labels = 1, samples = 2; Label name = 1, value = 2; Sample value = 1,
 // timestamp = 2) field by field with protowire, straight from the labels:
 // building prompb structs for a batch and marshalling them cost 1.3 µs a
-// point at 64x256, most of remote write's CPU (README, Performance).
+// point at 64x256, most of remote write's CPU (docs/performance.md).
 func (t *translator) appendSeries(st *batchState, lbls []prompb.Label, v float64, ms int64) {
 	size := sampleFieldSize(ms)
 	for _, l := range lbls {

@@ -24,7 +24,7 @@ import (
 // pmetric.Metrics, so every point of the host is in memory at once; at 64
 // instances of 1024 QPs that is 530,000 points, about 100 MB of pdata per
 // scrape, which Go's collector then lets the heap double. Batches of one
-// instance keep that to one instance's points (README, Performance). The
+// instance keep that to one instance's points (docs/performance.md). The
 // receiver's own telemetry is receiverhelper's (accepted and refused
 // points); scrape errors are logged as scraperhelper does, once per due
 // fault (faultLimiter).

@@ -20,11 +20,11 @@ import (
 
 // Paths relative to the repository root.
 const (
-	DashboardPath = "dashboards/ernic.json"
-	RulesPath     = "dashboards/alerts.yaml"
-	MetadataPath  = "receiver/ernicreceiver/metadata.yaml"
-	RuleTestsPath = "test/dashboards/testdata/alerts_test.yml"
-	ReadmePath    = "README.md"
+	DashboardPath     = "dashboards/ernic.json"
+	RulesPath         = "dashboards/alerts.yaml"
+	MetadataPath      = "receiver/ernicreceiver/metadata.yaml"
+	RuleTestsPath     = "test/dashboards/testdata/alerts_test.yml"
+	DashboardsDocPath = "docs/dashboards.md"
 )
 
 // ---------------------------------------------------------------------------

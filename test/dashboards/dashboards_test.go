@@ -351,21 +351,21 @@ func TestRulesScaled(t *testing.T) {
 	}
 }
 
-// readmeSection returns the README's "Dashboard and alerts" section.
+// readmeSection returns docs/dashboards.md.
 func readmeSection(t *testing.T) string {
 	t.Helper()
-	s, err := ReadmeSection(filepath.Join(root(t), ReadmePath))
+	s, err := DashboardsDoc(filepath.Join(root(t), DashboardsDocPath))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-// readmeExamples returns the PromQL examples of the README section (those
+// readmeExamples returns the PromQL examples of docs/dashboards.md (those
 // users know from the legacy exporter).
 func readmeExamples(t *testing.T) []string { return PromQLBlocks(readmeSection(t)) }
 
-// TestReadme: the README section lists every panel and alert, and its
+// TestReadme: docs/dashboards.md lists every panel and alert, and its
 // PromQL examples (those users know from the legacy exporter) name only
 // metrics the receiver defines.
 func TestReadme(t *testing.T) {
@@ -373,21 +373,21 @@ func TestReadme(t *testing.T) {
 	sec := strings.Join(strings.Fields(readmeSection(t)), " ") // titles may wrap
 	for _, p := range d.Panels {
 		if !strings.Contains(sec, "**"+p.Title+"**") {
-			t.Errorf("README's panel list lacks **%s**", p.Title)
+			t.Errorf("docs/dashboards.md's panel list lacks **%s**", p.Title)
 		}
 	}
 	for _, r := range rules.Alerts() {
 		if !strings.Contains(sec, "`"+r.Alert+"`") {
-			t.Errorf("README does not list alert %s", r.Alert)
+			t.Errorf("docs/dashboards.md does not list alert %s", r.Alert)
 		}
 	}
 	ex := readmeExamples(t)
 	if len(ex) < 4 {
-		t.Errorf("%d PromQL examples in the README section, want the legacy exporter's 4", len(ex))
+		t.Errorf("%d PromQL examples in docs/dashboards.md, want the legacy exporter's 4", len(ex))
 	}
 	for _, e := range ex {
 		if u := names.Unknown(e); len(u) > 0 || len(names.MetricRefs(e)) == 0 {
-			t.Errorf("README example %q: unknown metrics %v", e, u)
+			t.Errorf("documented example %q: unknown metrics %v", e, u)
 		}
 	}
 }

@@ -190,7 +190,7 @@ func GuestQuery(q Query) bool {
 }
 
 // GuestMetrics are the metrics of the guests' own exporters that the VM
-// metrics row reads, with the scrape job each comes from (README, VM
+// metrics row reads, with the scrape job each comes from (docs/dashboards.md, VM
 // metrics): node_exporter 1.5 (Debian bookworm's prometheus-node-exporter),
 // rdma_exporter (github.com/yuuki/rdma_exporter: rdma_<sysfs counter>_total
 // {device, port}) and AMD's Device Metrics Exporter (gpu_* and pcie_*,

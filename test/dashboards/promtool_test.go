@@ -121,7 +121,7 @@ func TestPromtoolTestRules(t *testing.T) {
 
 // TestPromtoolParsesDashboard: every PromQL expression of the dashboard
 // (targets, annotations, variable selectors, with Grafana's variables
-// replaced) and every PromQL example of the README parses: each becomes a
+// replaced) and every PromQL example of docs/dashboards.md parses: each becomes a
 // recording rule of a temporary file that `promtool check rules` must
 // accept.
 func TestPromtoolParsesDashboard(t *testing.T) {
@@ -136,7 +136,7 @@ func TestPromtoolParsesDashboard(t *testing.T) {
 		exprs = append(exprs, NamedExpr{q.Where, e})
 	}
 	for i, e := range readmeExamples(t) {
-		exprs = append(exprs, NamedExpr{fmt.Sprintf("README example %d", i+1), e})
+		exprs = append(exprs, NamedExpr{fmt.Sprintf("documented example %d", i+1), e})
 	}
 	b, err := RecordingRules(exprs)
 	if err != nil {
@@ -155,7 +155,7 @@ func TestPromtoolParsesDashboard(t *testing.T) {
 		kinds[q.Kind]++
 	}
 	if !slices.Contains([]int{kinds[Target], kinds[Annotation], kinds[Variable]}, 0) {
-		t.Logf("%d expressions parse: %d panel targets, %d annotations, %d variable selectors, %d README examples",
+		t.Logf("%d expressions parse: %d panel targets, %d annotations, %d variable selectors, %d documented examples",
 			len(exprs), kinds[Target], kinds[Annotation], kinds[Variable], len(exprs)-len(d.Queries))
 	} else {
 		t.Errorf("queries by kind %v: a kind is missing", kinds)

@@ -14,23 +14,19 @@ import (
 )
 
 // ---------------------------------------------------------------------------
-// The README.
+// The dashboards' documentation.
 
-// ReadmeSection returns the "## Dashboard and alerts" section of the README
-// at path, up to the next "## " heading.
-func ReadmeSection(path string) (string, error) {
+// DashboardsDoc returns the text of the dashboards' documentation at path
+// (docs/dashboards.md), which must open with its "# Dashboard and alerts"
+// title.
+func DashboardsDoc(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", err
 	}
 	s := string(b)
-	i := strings.Index(s, "\n## Dashboard and alerts\n")
-	if i < 0 {
-		return "", fmt.Errorf(`%s has no "## Dashboard and alerts" section`, path)
-	}
-	s = s[i+1:]
-	if j := strings.Index(s[3:], "\n## "); j >= 0 {
-		s = s[:j+3]
+	if !strings.HasPrefix(s, "# Dashboard and alerts\n") {
+		return "", fmt.Errorf(`%s does not open with "# Dashboard and alerts"`, path)
 	}
 	return s, nil
 }

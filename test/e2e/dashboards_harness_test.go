@@ -70,7 +70,7 @@ func rulesPrometheus(t *testing.T, ruleDir string, lookback string) *harness.Pro
 		"--web.enable-remote-write-receiver", "--storage.tsdb.retention.time=1d", "--query.lookback-delta="+lookback)
 }
 
-// TestDashboardsAndAlerts: every dashboard query, rule expression and README
+// TestDashboardsAndAlerts: every dashboard query, rule expression and documented
 // example returns data, and every alert goes pending, fires and resolves,
 // on the collector's output of a simulator that is made to misbehave.
 func TestDashboardsAndAlerts(t *testing.T) {
@@ -235,7 +235,7 @@ func startLIFBurst(s *sim.Sim, id int, burst map[string]uint64) (stop func() err
 }
 
 // checkQueriesReturnData: every dashboard query (but the VM row's), every
-// shipped rule expression and every README example returns series. Range
+// shipped rule expression and every documented example returns series. Range
 // queries over the whole run from start to stop, as a panel or annotation
 // shows them; instant ones at stop, over the whole run for $__range.
 func checkQueriesReturnData(t *testing.T, ctx context.Context, p *harness.Prometheus, board *dashboards.Dashboard, rules *dashboards.RuleFile, start, stop time.Time) {
@@ -273,15 +273,15 @@ func checkQueriesReturnData(t *testing.T, ctx context.Context, p *harness.Promet
 			t.Errorf("rule %s: %d series over the run (%v)\n%s", a.Alert, n, err, a.Expr)
 		}
 	}
-	section, err := dashboards.ReadmeSection(filepath.Join(harness.RepoRoot(t), dashboards.ReadmePath))
+	section, err := dashboards.DashboardsDoc(filepath.Join(harness.RepoRoot(t), dashboards.DashboardsDocPath))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, e := range dashboards.PromQLBlocks(section) {
 		n, err := count(e, true)
-		lines = append(lines, fmt.Sprintf("%3d  README example %d: %s", n, i+1, e))
+		lines = append(lines, fmt.Sprintf("%3d  documented example %d: %s", n, i+1, e))
 		if err != nil || n == 0 {
-			t.Errorf("README example %q: %d series (%v)", e, n, err)
+			t.Errorf("documented example %q: %d series (%v)", e, n, err)
 		}
 	}
 	t.Logf("series returned (range queries %s..%s, step 2s; instant at the end), $__rate_interval=%s $__range=%s:\n%s",

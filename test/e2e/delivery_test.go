@@ -79,7 +79,7 @@ func (r *rwSetup) startThenOutage(ctx context.Context, sel string) (*harness.Pro
 
 // writeForeignSample writes one sample of name at `at` to Prometheus, as a
 // second writer of the same series would: with this host's job and
-// instance (README, Many hosts), the labels the collector's series have.
+// instance (docs/operations.md, Many hosts), the labels the collector's series have.
 func writeForeignSample(t *testing.T, url, name string, at time.Time) {
 	t.Helper()
 	host, err := os.Hostname()

@@ -165,7 +165,7 @@ func eventually(t *testing.T, timeout time.Duration, what string, check func() [
 // checkRemoteWritten compares every ernic_* series in Prometheus with the
 // metric contract: each family present, each series with exactly the
 // family's labels plus the host's job="ernic" and instance="<host name>"
-// (README, Many hosts; no otel_scope_* or any other), every
+// (docs/operations.md, Many hosts; no otel_scope_* or any other), every
 // instance of the simulator present where it must be. A label with an
 // empty value is not stored by Prometheus (an empty label is an absent
 // one): that is only allowed for vm_name of an instance without a VM.
