@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/metadata"
@@ -26,14 +28,21 @@ import (
 // scrape, which Go's collector then lets the heap double. Batches of one
 // instance keep that to one instance's points (docs/performance.md). The
 // receiver's own telemetry is receiverhelper's (accepted and refused
-// points); scrape errors are logged as scraperhelper does, once per due
-// fault (faultLimiter).
+// points) and scraperhelper's two counters under their names and
+// attributes (otelcol_scraper_scraped_metric_points and
+// otelcol_scraper_errored_metric_points, receiver and scraper; metadata.yaml
+// telemetry), counting data points; scrape errors are logged as
+// scraperhelper does, once per due fault (faultLimiter).
 type ernicReceiver struct {
 	cfg     *Config
 	logger  *zap.Logger
 	next    consumer.Metrics
 	obs     *receiverhelper.ObsReport
 	scraper *ernicScraper
+	// telemetry holds the scraper counters; scraperAttrs their
+	// attributes.
+	telemetry    *metadata.TelemetryBuilder
+	scraperAttrs metric.MeasurementOption
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -47,7 +56,18 @@ func newReceiver(cfg *Config, set receiver.Settings, next consumer.Metrics) (*er
 	if err != nil {
 		return nil, err
 	}
-	return &ernicReceiver{cfg: cfg, logger: set.Logger, next: next, obs: obs, scraper: newScraper(cfg, set)}, nil
+	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
+	return &ernicReceiver{
+		cfg: cfg, logger: set.Logger, next: next, obs: obs, scraper: newScraper(cfg, set),
+		telemetry: tb,
+		scraperAttrs: metric.WithAttributeSet(attribute.NewSet(
+			attribute.String("receiver", set.ID.String()),
+			attribute.String("scraper", metadata.Type.String()),
+		)),
+	}, nil
 }
 
 // Start checks proc_dir (an unusable one fails the start) and starts the
@@ -69,6 +89,7 @@ func (r *ernicReceiver) Shutdown(context.Context) error {
 		r.cancel()
 	}
 	r.wg.Wait()
+	r.telemetry.Shutdown()
 	return nil
 }
 
@@ -103,12 +124,17 @@ func (r *ernicReceiver) scrapeOnce(ctx context.Context) {
 		ctx, cancel = context.WithTimeout(ctx, r.cfg.Timeout)
 		defer cancel()
 	}
+	scraped := 0
 	err := r.scraper.scrapeEach(ctx, func(md pmetric.Metrics) {
 		n := md.DataPointCount()
+		scraped += n
 		opCtx := r.obs.StartMetricsOp(ctx)
 		cerr := r.next.ConsumeMetrics(opCtx, md)
 		r.obs.EndMetricsOp(opCtx, metadata.Type.String(), n, cerr)
 	})
+	// Counted with a context of their own: ctx may have timed out.
+	r.telemetry.ScraperScrapedMetricPoints.Add(context.Background(), int64(scraped), r.scraperAttrs)
+	r.telemetry.ScraperErroredMetricPoints.Add(context.Background(), int64(r.scraper.failed), r.scraperAttrs)
 	switch {
 	case err == nil:
 	case onlyReported(err):

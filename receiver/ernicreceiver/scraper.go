@@ -34,6 +34,10 @@ import (
 type ernicScraper struct {
 	cfg    *Config
 	logger *zap.Logger
+	// failed is the number of points the last scrape could not publish
+	// (every fault counted, logged or not): the receiver's
+	// scraper_errored_metric_points.
+	failed int
 	mb     *metadata.MetricsBuilder
 	reader *rundir.Reader
 	procs  *procs.Table
@@ -177,6 +181,7 @@ func (s *ernicScraper) scrapeEach(ctx context.Context, emit func(pmetric.Metrics
 	if cut != nil {
 		errs.errs = append(errs.errs, cut)
 	}
+	s.failed = errs.failed
 	if len(errs.errs) == 0 {
 		if errs.failed == 0 {
 			return nil
