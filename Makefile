@@ -88,7 +88,8 @@ test: test-deps check-generate
 test-deps:
 	scripts/test-deps.sh
 
-# lint: staticcheck over both modules, with the build tags of the
+# lint: the license header of every hand-written Go file
+# (scripts/check-headers.sh), then staticcheck over both modules, with the build tags of the
 # system tests (e2e, soak) so that they are checked too. The version is
 # pinned and run from the Go module proxy with `go run`, so nothing is added
 # to go.mod (the first run downloads and builds it, about a minute; later
@@ -98,6 +99,7 @@ test-deps:
 # test/dashboards/schema_test.go.
 STATICCHECK_VERSION := v0.8.2
 lint:
+	scripts/check-headers.sh
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags e2e,soak ./...
 	cd $(RECEIVER) && $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 

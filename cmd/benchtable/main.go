@@ -1,3 +1,6 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command benchtable turns the output of `make bench` (go test -bench over
 // receiver/ernicreceiver: BenchmarkFloor, BenchmarkParse, BenchmarkScrape,
 // BenchmarkRecordFloor)

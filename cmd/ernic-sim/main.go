@@ -1,3 +1,6 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Command ernic-sim simulates a rocm-ernic run directory for developing and
 // testing the ernic receiver without the real emulated NIC: it keeps
 // instances.json and one <id>.stats file per server instance up to date in

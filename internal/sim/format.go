@@ -1,3 +1,6 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package sim simulates a rocm-ernic run directory: the instances.json
 // manifest written by rocm-ernic-launcher/ernicctl and the <id>.stats files
 // rewritten in place by every rocm-ernic server process, in the exact format

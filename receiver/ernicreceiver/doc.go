@@ -1,3 +1,6 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
 //go:generate go tool mdatagen metadata.yaml
 
 // Package ernicreceiver scrapes a rocm-ernic run directory: the manifest

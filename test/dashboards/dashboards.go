@@ -1,3 +1,6 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package dashboards reads what dashboards/ ships, the Grafana dashboard
 // (ernic.json) and the Prometheus alerting rules (alerts.yaml), for the tests
 // that check them: every PromQL expression with its place, Grafana's

@@ -1,3 +1,6 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package docs checks the repository's user documentation against the
 // definitions it describes.
 package docs

@@ -1,3 +1,6 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package promname translates OTel metric and attribute names into
 // Prometheus family and label names the way this distribution's exporters
 // publish them: otlptranslator's UnderscoreEscapingWithSuffixes (names

@@ -1,3 +1,6 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package harness is the shared harness of the system tests (test/e2e,
 // test/soak, test/deploy, test/dashboards): the repository root, the
 // collector binary, a clean environment, child processes, Prometheus

@@ -1,3 +1,6 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package procs answers the two questions the receiver asks of /proc about a
 // pid from the manifest: is the process alive, and when did it start. It
 // reads through github.com/prometheus/procfs under a configurable root, so a

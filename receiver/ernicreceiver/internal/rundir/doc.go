@@ -1,3 +1,6 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
 // Package rundir parses the files of a rocm-ernic run directory into plain Go
 // values: the manifest instances.json (ParseManifest) and the per-instance
 // <id>.stats files (ParseStats, ReadStats). It knows nothing of the collector;

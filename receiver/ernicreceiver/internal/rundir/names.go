@@ -1,3 +1,6 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package rundir
 
 // LIFCounterNames are the 74 counters of the ionic LIF statistics block

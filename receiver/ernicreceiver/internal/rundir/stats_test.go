@@ -1,3 +1,6 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
 package rundir
 
 import (
