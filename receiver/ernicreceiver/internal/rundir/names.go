@@ -4,45 +4,91 @@
 package rundir
 
 // LIFCounterNames are the 74 counters of the ionic LIF statistics block
-// (`struct ionic_lif_stats` of the kernel's ionic_if.h) in struct order
-// (rundir/README.md §3.2). Any key of a `LIF ...:` section is a LIF counter,
-// including names not listed here; a listed name met at device level is a
-// LIF counter too.
+// (`struct ionic_lif_stats` of the kernel's ionic_if.h) in struct order, by
+// increasing qword index (rundir/README.md §3.2); the simulator's
+// sim.LIFNames is the same list (test/docs checks it). Any key of a
+// `LIF ...:` section is a LIF counter, including names not listed here; a
+// listed name met at device level is a LIF counter too.
 var LIFCounterNames = [...]string{
-	// Ethernet traffic
-	"rx_ucast_bytes", "rx_ucast_packets", "rx_mcast_bytes", "rx_mcast_packets",
-	"rx_bcast_bytes", "rx_bcast_packets", "tx_ucast_bytes", "tx_ucast_packets",
-	"tx_mcast_bytes", "tx_mcast_packets", "tx_bcast_bytes", "tx_bcast_packets",
-	// Drop and DMA error
-	"rx_ucast_drop_bytes", "rx_ucast_drop_packets", "rx_mcast_drop_bytes",
-	"rx_mcast_drop_packets", "rx_bcast_drop_bytes", "rx_bcast_drop_packets",
-	"rx_dma_error", "tx_ucast_drop_bytes", "tx_ucast_drop_packets",
-	"tx_mcast_drop_bytes", "tx_mcast_drop_packets", "tx_bcast_drop_bytes",
-	"tx_bcast_drop_packets", "tx_dma_error",
-	// Ring error
-	"rx_queue_disabled", "rx_queue_empty", "rx_queue_error",
-	"rx_desc_fetch_error", "rx_desc_data_error", "tx_queue_disabled",
-	"tx_queue_error", "tx_desc_fetch_error", "tx_desc_data_error",
+	// Ethernet traffic and drops, rx (qwords 0..14).
+	"rx_ucast_bytes",
+	"rx_ucast_packets",
+	"rx_mcast_bytes",
+	"rx_mcast_packets",
+	"rx_bcast_bytes",
+	"rx_bcast_packets",
+	"rx_ucast_drop_bytes",
+	"rx_ucast_drop_packets",
+	"rx_mcast_drop_bytes",
+	"rx_mcast_drop_packets",
+	"rx_bcast_drop_bytes",
+	"rx_bcast_drop_packets",
+	"rx_dma_error",
+	// Ethernet traffic and drops, tx (qwords 16..30).
+	"tx_ucast_bytes",
+	"tx_ucast_packets",
+	"tx_mcast_bytes",
+	"tx_mcast_packets",
+	"tx_bcast_bytes",
+	"tx_bcast_packets",
+	"tx_ucast_drop_bytes",
+	"tx_ucast_drop_packets",
+	"tx_mcast_drop_bytes",
+	"tx_mcast_drop_packets",
+	"tx_bcast_drop_bytes",
+	"tx_bcast_drop_packets",
+	"tx_dma_error",
+	// Ring errors (qwords 32..44).
+	"rx_queue_disabled",
+	"rx_queue_empty",
+	"rx_queue_error",
+	"rx_desc_fetch_error",
+	"rx_desc_data_error",
+	"tx_queue_disabled",
+	"tx_queue_error",
+	"tx_desc_fetch_error",
+	"tx_desc_data_error",
 	"tx_queue_empty",
-	// RDMA traffic
-	"tx_rdma_ucast_bytes", "tx_rdma_ucast_packets", "tx_rdma_mcast_bytes",
-	"tx_rdma_mcast_packets", "tx_rdma_cnp_packets", "rx_rdma_ucast_bytes",
-	"rx_rdma_ucast_packets", "rx_rdma_mcast_bytes", "rx_rdma_mcast_packets",
-	"rx_rdma_cnp_packets", "rx_rdma_ecn_packets",
-	// RDMA error
-	"rdma_req_rx_pkt_seq_err", "rdma_req_rx_rnr_retry_err",
-	"rdma_req_rx_remote_access_err", "rdma_req_rx_remote_inv_req_err",
-	"rdma_req_rx_remote_oper_err", "rdma_req_rx_implied_nak_seq_err",
-	"rdma_req_rx_cqe_err", "rdma_req_rx_cqe_flush_err",
-	"rdma_req_rx_dup_responses", "rdma_req_rx_invalid_packets",
-	"rdma_req_tx_local_access_err", "rdma_req_tx_local_oper_err",
-	"rdma_req_tx_memory_mgmt_err", "rdma_resp_rx_dup_requests",
-	"rdma_resp_rx_out_of_buffer", "rdma_resp_rx_out_of_seq_pkts",
-	"rdma_resp_rx_cqe_err", "rdma_resp_rx_cqe_flush_err",
-	"rdma_resp_rx_local_len_err", "rdma_resp_rx_inv_request_err",
-	"rdma_resp_rx_local_qp_oper_err", "rdma_resp_rx_out_of_atomic_resource",
-	"rdma_resp_tx_pkt_seq_err", "rdma_resp_tx_remote_inv_req_err",
-	"rdma_resp_tx_remote_access_err", "rdma_resp_tx_remote_oper_err",
+	// RDMA traffic (qwords 48..61).
+	"tx_rdma_ucast_bytes",
+	"tx_rdma_ucast_packets",
+	"tx_rdma_mcast_bytes",
+	"tx_rdma_mcast_packets",
+	"tx_rdma_cnp_packets",
+	"rx_rdma_ucast_bytes",
+	"rx_rdma_ucast_packets",
+	"rx_rdma_mcast_bytes",
+	"rx_rdma_mcast_packets",
+	"rx_rdma_cnp_packets",
+	"rx_rdma_ecn_packets",
+	// RDMA errors, requester (qwords 96..108).
+	"rdma_req_rx_pkt_seq_err",
+	"rdma_req_rx_rnr_retry_err",
+	"rdma_req_rx_remote_access_err",
+	"rdma_req_rx_remote_inv_req_err",
+	"rdma_req_rx_remote_oper_err",
+	"rdma_req_rx_implied_nak_seq_err",
+	"rdma_req_rx_cqe_err",
+	"rdma_req_rx_cqe_flush_err",
+	"rdma_req_rx_dup_responses",
+	"rdma_req_rx_invalid_packets",
+	"rdma_req_tx_local_access_err",
+	"rdma_req_tx_local_oper_err",
+	"rdma_req_tx_memory_mgmt_err",
+	// RDMA errors, responder (qwords 112..125).
+	"rdma_resp_rx_dup_requests",
+	"rdma_resp_rx_out_of_buffer",
+	"rdma_resp_rx_out_of_seq_pkts",
+	"rdma_resp_rx_cqe_err",
+	"rdma_resp_rx_cqe_flush_err",
+	"rdma_resp_rx_local_len_err",
+	"rdma_resp_rx_inv_request_err",
+	"rdma_resp_rx_local_qp_oper_err",
+	"rdma_resp_rx_out_of_atomic_resource",
+	"rdma_resp_tx_pkt_seq_err",
+	"rdma_resp_tx_remote_inv_req_err",
+	"rdma_resp_tx_remote_access_err",
+	"rdma_resp_tx_remote_oper_err",
 	"rdma_resp_tx_rnr_retry_err",
 }
 
