@@ -148,3 +148,25 @@ func setEnabled(mc *metadata.MetricsConfig, name string, on bool) {
 		f.FieldByName("Enabled").SetBool(on)
 	}
 }
+
+// reaggregates reports whether an enabled metric of mc has fewer attributes
+// than by default (the generated `attributes` setting). The builder then
+// folds points whose remaining attributes are equal, with the metric's
+// aggregation_strategy, but only among the points of one emit: such a
+// scrape is recorded in one piece. Its cost then grows with the square of
+// the points each metric keeps after folding: small when the attribute
+// dropped tells series apart (qp, counter), as without pieces otherwise.
+func reaggregates(mc metadata.MetricsConfig) bool {
+	got, def := reflect.ValueOf(mc), reflect.ValueOf(metadata.DefaultMetricsConfig())
+	for i := range got.NumField() {
+		m := got.Field(i)
+		attrs := m.FieldByName("EnabledAttributes")
+		if !attrs.IsValid() {
+			continue // a metric without attributes
+		}
+		if m.FieldByName("Enabled").Bool() && attrs.Len() < def.Field(i).FieldByName("EnabledAttributes").Len() {
+			return true
+		}
+	}
+	return false
+}

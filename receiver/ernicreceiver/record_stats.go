@@ -1,0 +1,281 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package ernicreceiver // import "github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver"
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.uber.org/zap"
+
+	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/metadata"
+	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/rundir"
+)
+
+// deviceCounters maps the device-level counters to their metrics; where a
+// metric has several keys, the first one the file printed is used (current
+// server name first, then the older servers').
+var deviceCounters = []struct {
+	keys   []rundir.DeviceKey
+	record func(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, v int64)
+}{
+	{[]rundir.DeviceKey{rundir.Commands}, (*metadata.MetricsBuilder).RecordErnicCommandsDataPoint},
+	{[]rundir.DeviceKey{rundir.Interrupts}, (*metadata.MetricsBuilder).RecordErnicInterruptsDataPoint},
+	{[]rundir.DeviceKey{rundir.ResetCount, rundir.FLRResetCount}, (*metadata.MetricsBuilder).RecordErnicFlrResetDataPoint},
+	{[]rundir.DeviceKey{rundir.MMIOReads, rundir.RegsReads}, (*metadata.MetricsBuilder).RecordErnicMmioReadsDataPoint},
+	{[]rundir.DeviceKey{rundir.MMIOWrites, rundir.RegsWrites}, (*metadata.MetricsBuilder).RecordErnicMmioWritesDataPoint},
+	{[]rundir.DeviceKey{rundir.BytesSent}, (*metadata.MetricsBuilder).RecordErnicRdmaBytesSentDataPoint},
+	{[]rundir.DeviceKey{rundir.BytesReceived}, (*metadata.MetricsBuilder).RecordErnicRdmaBytesReceivedDataPoint},
+	{[]rundir.DeviceKey{rundir.BytesRDMARead}, (*metadata.MetricsBuilder).RecordErnicRdmaBytesReadDataPoint},
+	{[]rundir.DeviceKey{rundir.BytesRDMAWrite}, (*metadata.MetricsBuilder).RecordErnicRdmaBytesWriteDataPoint},
+	{[]rundir.DeviceKey{rundir.IPBytesTx}, (*metadata.MetricsBuilder).RecordErnicIPBytesTxDataPoint},
+	{[]rundir.DeviceKey{rundir.IPBytesRx}, (*metadata.MetricsBuilder).RecordErnicIPBytesRxDataPoint},
+}
+
+// qpCounters maps the per-QP counters to their metrics.
+var qpCounters = []struct {
+	key    rundir.QPKey
+	name   string
+	record func(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, v int64, qp string)
+}{
+	{rundir.QPBytesSent, metadata.MetricsInfo.ErnicQpBytesSent.Name, (*metadata.MetricsBuilder).RecordErnicQpBytesSentDataPoint},
+	{rundir.QPBytesReceived, metadata.MetricsInfo.ErnicQpBytesReceived.Name, (*metadata.MetricsBuilder).RecordErnicQpBytesReceivedDataPoint},
+	{rundir.QPBytesRDMARead, metadata.MetricsInfo.ErnicQpBytesRdmaRead.Name, (*metadata.MetricsBuilder).RecordErnicQpBytesRdmaReadDataPoint},
+	{rundir.QPBytesRDMAWrite, metadata.MetricsInfo.ErnicQpBytesRdmaWrite.Name, (*metadata.MetricsBuilder).RecordErnicQpBytesRdmaWriteDataPoint},
+	{rundir.QPWQEsProcessed, metadata.MetricsInfo.ErnicQpWqesProcessed.Name, (*metadata.MetricsBuilder).RecordErnicQpWqesProcessedDataPoint},
+	{rundir.QPCQEsPosted, metadata.MetricsInfo.ErnicQpCqesPosted.Name, (*metadata.MetricsBuilder).RecordErnicQpCqesPostedDataPoint},
+	{rundir.QPDoorbellSend, metadata.MetricsInfo.ErnicQpDoorbellSend.Name, (*metadata.MetricsBuilder).RecordErnicQpDoorbellSendDataPoint},
+	{rundir.QPDoorbellRecv, metadata.MetricsInfo.ErnicQpDoorbellRecv.Name, (*metadata.MetricsBuilder).RecordErnicQpDoorbellRecvDataPoint},
+}
+
+// recordStats records the device, LIF and per-QP metrics of the instance's
+// current snapshot; the builder's start time is already the instance's.
+func (s *ernicScraper) recordStats(st *instanceState, id string, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
+	stats := st.stats
+	// counter converts a file value to the int64 of a data point; a value
+	// above 2^63-1 is not published and is logged once per process. name
+	// builds the counter's name only then.
+	counter := func(v uint64, name func() string) (int64, bool) {
+		if v <= math.MaxInt64 {
+			return int64(v), true
+		}
+		s.logOverflow(st, id, name(), v)
+		return 0, false
+	}
+
+	state := "unknown"
+	if stats.HasConnection {
+		state = stats.Connection
+	}
+	connected := int64(0)
+	if strings.HasPrefix(state, "connected") {
+		connected = 1
+	}
+	s.mb.RecordErnicConnectionUpDataPoint(ts, connected, state)
+	s.mb.RecordErnicQpCountDataPoint(ts, int64(len(stats.QPs)))
+	// A file written in the future (a clock stepped back, or touched by
+	// hand) is 0 s old, reported: a negative age would keep
+	// ErnicStatsStuck from firing for as long.
+	age := now.Sub(st.statsTime).Seconds()
+	if age < 0 {
+		errs.add("stats-mtime-future:"+id, 1, fmt.Errorf("instance %s: stats file modified %s, %.0f s in the future; its age is published as 0", id, st.statsTime.Format(time.RFC3339), -age))
+		age = 0
+	}
+	s.mb.RecordErnicStatsAgeDataPoint(ts, age)
+	if stats.HasWriteCount {
+		if v, ok := counter(stats.WriteCount, func() string { return "Write count" }); ok {
+			s.mb.RecordErnicStatsWritesDataPoint(ts, v)
+		}
+	}
+
+	dev := &stats.Device
+	for _, c := range deviceCounters {
+		for _, k := range c.keys {
+			if raw, ok := dev.Get(k); ok {
+				if v, ok := counter(raw, k.String); ok {
+					c.record(s.mb, ts, v)
+				}
+				break
+			}
+		}
+	}
+	if total, ok := sumDevice(dev, rundir.BytesSent, rundir.BytesReceived, rundir.BytesRDMARead, rundir.BytesRDMAWrite); ok {
+		if v, ok := counter(total, func() string { return "total_bytes_sent+received+rdma_read+rdma_write" }); ok {
+			s.mb.RecordErnicRdmaBytesDataPoint(ts, v)
+		}
+	}
+	if total, ok := sumDevice(dev, rundir.IPBytesTx, rundir.IPBytesRx); ok {
+		if v, ok := counter(total, func() string { return "total_ip_bytes_tx+rx" }); ok {
+			s.mb.RecordErnicIPBytesDataPoint(ts, v)
+		}
+	}
+
+	qps := publishedQPs(stats.QPs, s.cfg.MaxQPsPerInstance)
+	s.mb.RecordErnicQpUnpublishedDataPoint(ts, int64(len(stats.QPs)-len(qps)))
+	if s.bulk != nil {
+		s.recordBulk(st, qps, id, ts, errs)
+		return
+	}
+	for _, c := range stats.LIF {
+		if v, ok := counter(c.Value, func() string { return c.Name }); ok {
+			s.mb.RecordErnicLifCounterDataPoint(ts, v, c.Name)
+		}
+	}
+	for _, q := range qps {
+		handle := strconv.FormatUint(uint64(q.Handle), 10)
+		for _, c := range qpCounters {
+			if raw, ok := q.Get(c.key); ok {
+				if v, ok := counter(raw, func() string { return "QP " + handle + " " + c.key.String() }); ok {
+					c.record(s.mb, ts, v, handle)
+				}
+			}
+		}
+		if !s.opcodeOn {
+			continue
+		}
+		for _, op := range q.Opcodes {
+			if s.otherClash(q, op.Name, id, handle, errs) {
+				continue
+			}
+			if v, ok := counter(op.Value, func() string { return "QP " + handle + " opcode " + op.Name }); ok {
+				s.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, v, handle, op.Name)
+			}
+		}
+		// A wrapped `(other opcodes)` is the server's unsigned subtraction
+		// going below zero: garbage by design, dropped without a log line.
+		if q.HasOther && q.Other <= math.MaxInt64 {
+			s.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, int64(st.holdOther(q.Handle, q.Other)), handle, "other")
+		}
+	}
+}
+
+// recordBulk records the LIF counter, per-QP and opcode points of the
+// instance's snapshot through s.bulk, metric by metric: the same points,
+// in the same order within each metric, as the builder path of
+// recordStats.
+func (s *ernicScraper) recordBulk(st *instanceState, qps []*rundir.QP, id string, ts pcommon.Timestamp, errs *scrapeErrors) {
+	var dps pmetric.NumberDataPointSlice
+	// points returns the points of the metric called name, added to the
+	// scrape at its first point: a metric without points is not published.
+	// n is the expected number of points, the slice's first capacity.
+	points := func(name string, n int) pmetric.NumberDataPointSlice {
+		if dps == (pmetric.NumberDataPointSlice{}) {
+			dps = s.bulk.slice(name, n)
+		}
+		return dps
+	}
+	if s.lifOn {
+		name := metadata.MetricsInfo.ErnicLifCounter.Name
+		for _, c := range st.stats.LIF {
+			if c.Value > math.MaxInt64 {
+				s.logOverflow(st, id, c.Name, c.Value)
+				continue
+			}
+			s.bulk.add(points(name, len(st.stats.LIF)), st.start, ts, int64(c.Value), "counter", c.Name, 0)
+		}
+	}
+	handles := st.qpHandles(qps)
+	for k, c := range qpCounters {
+		if !s.qpOn[k] {
+			continue
+		}
+		dps = pmetric.NumberDataPointSlice{}
+		for i, q := range qps {
+			raw, ok := q.Get(c.key)
+			if !ok {
+				continue
+			}
+			if raw > math.MaxInt64 {
+				s.logOverflow(st, id, "QP "+handles[i]+" "+c.key.String(), raw)
+				continue
+			}
+			s.bulk.add(points(c.name, len(qps)), st.start, ts, int64(raw), "qp", handles[i], 0)
+		}
+	}
+	if !s.opcodeOn {
+		return
+	}
+	dps = pmetric.NumberDataPointSlice{}
+	name := metadata.MetricsInfo.ErnicQpWqesByOpcode.Name
+	for i, q := range qps {
+		for _, op := range q.Opcodes {
+			if s.otherClash(q, op.Name, id, handles[i], errs) {
+				continue
+			}
+			if op.Value > math.MaxInt64 {
+				s.logOverflow(st, id, "QP "+handles[i]+" opcode "+op.Name, op.Value)
+				continue
+			}
+			s.bulk.add(points(name, len(qps)*(len(q.Opcodes)+1)), st.start, ts, int64(op.Value), "qp", handles[i], 1).PutStr("opcode", op.Name)
+		}
+		// A wrapped `(other opcodes)` is the server's unsigned subtraction
+		// going below zero: garbage by design, dropped without a log line.
+		if q.HasOther && q.Other <= math.MaxInt64 {
+			s.bulk.add(points(name, len(qps)*(len(q.Opcodes)+1)), st.start, ts, int64(st.holdOther(q.Handle, q.Other)), "qp", handles[i], 1).PutStr("opcode", "other")
+		}
+	}
+}
+
+// otherClash reports whether an opcode line of QP q is named "other"
+// while the block also has `(other opcodes)`, which the metric contract
+// publishes as opcode "other": the two would be one series, their values
+// summed or one hiding the other. The derived `(other opcodes)` keeps the
+// name; the opcode line is left out and reported.
+func (s *ernicScraper) otherClash(q *rundir.QP, name, id, handle string, errs *scrapeErrors) bool {
+	if name != "other" || !q.HasOther {
+		return false
+	}
+	errs.add("opcode-other:"+id, 1, fmt.Errorf("instance %s QP %s: an opcode line named %q and (other opcodes) would be one series (opcode=%q); the opcode line is not published", id, handle, name, name))
+	return true
+}
+
+// logOverflow logs, once per server process and counter, a counter value
+// that an int64 data point cannot hold.
+func (s *ernicScraper) logOverflow(st *instanceState, id, name string, v uint64) {
+	if st.overflowLogged[name] {
+		return
+	}
+	if st.overflowLogged == nil {
+		st.overflowLogged = map[string]bool{}
+	}
+	st.overflowLogged[name] = true
+	s.logger.Warn("Counter above 2^63-1 not published (an OTLP or Prometheus integer cannot hold it); logged once per server process",
+		zap.String("ernic.id", id), zap.String("counter", name), zap.Uint64("value", v), zap.Int("pid", st.pid))
+}
+
+// sumDevice adds the given device counters; false when one is missing or the
+// sum overflows uint64.
+func sumDevice(d *rundir.Device, keys ...rundir.DeviceKey) (uint64, bool) {
+	var total uint64
+	for _, k := range keys {
+		v, ok := d.Get(k)
+		if !ok || total+v < total {
+			return 0, false
+		}
+		total += v
+	}
+	return total, true
+}
+
+// publishedQPs returns the QPs whose series are published: all of them, or
+// with a limit the limit QPs of lowest handle (handles only accumulate while
+// a server lives, so the choice is stable from scrape to scrape).
+func publishedQPs(qps []rundir.QP, limit int) []*rundir.QP {
+	out := make([]*rundir.QP, len(qps))
+	for i := range qps {
+		out[i] = &qps[i]
+	}
+	if limit > 0 && len(out) > limit {
+		slices.SortFunc(out, func(a, b *rundir.QP) int { return cmp.Compare(a.Handle, b.Handle) })
+		out = out[:limit]
+	}
+	return out
+}
