@@ -128,3 +128,47 @@ func (m *lineMemo) learn(raw, line, key, val []byte) {
 	m.qpKey, m.qpKnown = lookupQPKey(key)
 	m.isOther = string(key) == otherOpcodes
 }
+
+// qpHeader recognises a `QP <handle>:` line (isHeader) and parses its
+// handle, a decimal uint32 (ok).
+func qpHeader(line []byte) (handle uint32, isHeader, ok bool) {
+	if len(line) < 4 || line[0] != 'Q' || line[1] != 'P' || line[2] != ' ' || line[len(line)-1] != ':' {
+		return 0, false, false
+	}
+	n, ok := parseUint(bytes.TrimSpace(line[3 : len(line)-1]))
+	if !ok || n > 1<<32-1 {
+		return 0, true, false
+	}
+	return uint32(n), true, true
+}
+
+// parseUint parses an unsigned decimal without sign or separators; it fails
+// on anything else and on values above 2^64-1.
+func parseUint(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	var n uint64
+	if len(b) < 20 {
+		// At most 19 digits cannot overflow: 10^19-1 < 2^64-1.
+		for _, c := range b {
+			d := c - '0'
+			if d > 9 {
+				return 0, false
+			}
+			n = n*10 + uint64(d)
+		}
+		return n, true
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if n > (1<<64-1-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
+}
