@@ -7,6 +7,8 @@ import (
 	"bufio"
 	"bytes"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -114,4 +116,52 @@ func TestQPHandles(t *testing.T) {
 	assert.Same(t, &first[0], &again[0], "the same strings while the handles stay")
 	assert.Equal(t, []string{"7", "1025"}, st.qpHandles([]*rundir.QP{{Handle: 7}, {Handle: 1025}}))
 	assert.Equal(t, []string{"7"}, st.qpHandles([]*rundir.QP{{Handle: 7}}))
+}
+
+// An unchanged stats file (same inode, size and mtime, written well before
+// the last read) is not read again; the test proves it by changing the
+// content behind the receiver's back and restoring the mtime, which a real
+// writer cannot do.
+func TestScrapeSkipsUnchangedFile(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	require.Equal(t, int64(211), intVal(t, scrapeOK(t, s), "ernic.commands", "ernic.id", "2"))
+
+	path := filepath.Join(f.runDir, "2.stats")
+	whole, err := os.ReadFile(path)
+	require.NoError(t, err)
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	same := replaceLine(t, string(whole), "commands                : 211", "commands                : 999")
+	require.NoError(t, os.WriteFile(path, []byte(same), 0o644)) // in place: same inode
+	f.touch(t, "2.stats", fi.ModTime())
+
+	now = now.Add(5 * time.Second)
+	md := scrapeOK(t, s)
+	assert.Equal(t, int64(211), intVal(t, md, "ernic.commands", "ernic.id", "2"), "not read again")
+	assert.InDelta(t, 5.5, one(t, md, "ernic.stats.age", "ernic.id", "2").DoubleValue(), 1e-9)
+
+	// A real write moves the mtime: read again.
+	f.touch(t, "2.stats", now)
+	now = now.Add(5 * time.Second)
+	assert.Equal(t, int64(999), intVal(t, scrapeOK(t, s), "ernic.commands", "ernic.id", "2"))
+}
+
+// A file written within unchangedMargin before its read may be rewritten in
+// the same clock tick: it is read again even when size and mtime match.
+func TestScrapeRereadsRecentFile(t *testing.T) {
+	f := newFixture(t, "basic")
+	f.touch(t, "2.stats", scrapeNow.Add(-10*time.Millisecond))
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	require.Equal(t, int64(211), intVal(t, scrapeOK(t, s), "ernic.commands", "ernic.id", "2"))
+
+	path := filepath.Join(f.runDir, "2.stats")
+	whole, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, []byte(replaceLine(t, string(whole), "commands                : 211", "commands                : 999")), 0o644))
+	f.touch(t, "2.stats", scrapeNow.Add(-10*time.Millisecond))
+	now = now.Add(5 * time.Second)
+	assert.Equal(t, int64(999), intVal(t, scrapeOK(t, s), "ernic.commands", "ernic.id", "2"))
 }
