@@ -142,8 +142,6 @@ func sameError(a, b error) bool {
 	return a.Error() == b.Error() && errors.Is(a, ErrIncomplete) == errors.Is(b, ErrIncomplete)
 }
 
-// checkStatsPrefixes checks every proper prefix of the whole file data,
-// whose parse is full (see the comment at the top of the file).
 // reused is the Stats checkStats parses every input into, after the inputs
 // before it.
 var reused = &Stats{}
@@ -161,6 +159,8 @@ func snapshot(s *Stats) Stats {
 	return c
 }
 
+// checkStatsPrefixes checks every proper prefix of the whole file data,
+// whose parse is full (see the comment at the top of the file).
 func checkStatsPrefixes(t *testing.T, data []byte, full *Stats) {
 	t.Helper()
 	for n := range len(data) {
