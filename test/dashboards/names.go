@@ -49,7 +49,7 @@ type metadataFile struct {
 }
 
 // clusterMetrics are the metrics the receiver records in its resource
-// without attributes (scraper.go, recordInstances): the only ones with no
+// without attributes (instances.go, recordInstances): the only ones with no
 // label at all. test/e2e's families table proves it on the served page.
 var clusterMetrics = map[string]bool{"ernic.instances": true, "ernic.instances.unpublished": true, "ernic.vms": true}
 
