@@ -74,3 +74,29 @@ func TestPidReuseReadsDown(t *testing.T) {
 	assert.Equal(t, int64(1), intVal(t, md, "ernic.instance.up", "ernic.id", "2"))
 	assert.Equal(t, int64(211), intVal(t, md, "ernic.commands", "ernic.id", "2"))
 }
+
+// A stats file with an mtime in the future (a clock stepped back, a file
+// touched by hand) says nothing of when the server last wrote: it was
+// written at the latest when it was first read. A process that got the
+// server's pid after that reads as down, as with a file of a past mtime
+// (found by the soak: the future mtime read as a write after the decoy
+// started).
+func TestPidReuseAfterFutureMtimeReadsDown(t *testing.T) {
+	f := newFixture(t, "basic")
+	f.touch(t, "2.stats", scrapeNow.Add(3*time.Hour))
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	md, err := s.scrape(context.Background())
+	require.ErrorContains(t, err, "in the future")
+	require.Equal(t, int64(1), intVal(t, md, "ernic.instance.up", "ernic.id", "2"))
+
+	// The server dies; a process of the same command name gets pid 4117.
+	// The file, unchanged, is read again every scrape (its mtime is ahead).
+	f.setProcComm(t, 4117, "rocm ernic (w)", 70200)
+	for range 3 {
+		now = now.Add(5 * time.Second)
+		md, err = s.scrape(context.Background())
+		require.Error(t, err)
+		assert.Equal(t, int64(0), intVal(t, md, "ernic.instance.up", "ernic.id", "2"))
+	}
+}

@@ -22,9 +22,12 @@ type liveness struct {
 	// process that wrote the last stats file accepted.
 	serverPID  int
 	serverComm string
-	// lastWrite is the latest mtime of the instance's stats file read, by
-	// any process.
-	lastWrite time.Time
+	// lastWrite is the latest time the instance's stats file was written
+	// as far as the reads tell, by any process: its mtime, or for an mtime
+	// in the future the time that mtime was first read (futureMtime,
+	// futureRead).
+	lastWrite               time.Time
+	futureMtime, futureRead time.Time
 }
 
 // observe records what /proc says of the process at pid, before the
@@ -40,10 +43,22 @@ func (st *instanceState) observe(pid int, p procs.Process) {
 	st.comm = p.Comm
 }
 
-// wrote records the mtime of a stats file read whole.
-func (st *instanceState) wrote(mtime time.Time) {
-	if mtime.After(st.lastWrite) {
-		st.lastWrite = mtime
+// wrote records the write time of a stats file read whole at now: its
+// mtime, unless that is in the future (a clock stepped back, a file
+// touched by hand), when the file was written at the latest when that
+// mtime was first read. So an unchanged file whose mtime is ahead, read
+// again every scrape, does not move the write time on (which would make
+// a process that got the server's pid since read as its server).
+func (st *instanceState) wrote(mtime, now time.Time) {
+	at := mtime
+	if mtime.After(now) {
+		if !mtime.Equal(st.futureMtime) {
+			st.futureMtime, st.futureRead = mtime, now
+		}
+		at = st.futureRead
+	}
+	if at.After(st.lastWrite) {
+		st.lastWrite = at
 	}
 }
 

@@ -292,7 +292,7 @@ func (s *ernicScraper) readStats(ctx context.Context, inst *rundir.Instance, id 
 		// hand, a server that cannot write). A process that replaced
 		// the one seen at the same pid is reported as not the server
 		// (notServer) instead.
-		st.wrote(info.ModTime())
+		st.wrote(info.ModTime(), now)
 		st.stats = nil
 		if now.Sub(st.procStart) > oldFileGrace && !st.reused {
 			errs.add(fmt.Sprintf("stats-before-process:%s:%d", id, st.pid), 1, fmt.Errorf("%s: modified %s, before its server process (pid %d) started at %s; not published until the server writes it",
@@ -308,7 +308,7 @@ func (s *ernicScraper) readStats(ctx context.Context, inst *rundir.Instance, id 
 			errs.add(fmt.Sprintf("labels-utf8:%s:%d", id, bad.n), 0, fmt.Errorf("instance %s: %d attribute values with invalid UTF-8 in %s (the first: %q); published with U+FFFD and a hash of the raw value, counted in ernic.labels.truncated",
 				id, bad.n, path, bad.first))
 		}
-		st.wrote(info.ModTime())
+		st.wrote(info.ModTime(), now)
 		st.serverWrote()
 		st.accept(stats, info, now)
 	}
