@@ -57,6 +57,16 @@ import (
 //   - garbage: the stats file is replaced by random binary bytes.
 //   - huge-instance: an instance with HugeQPs (10 000) QPs is added to the
 //     manifest (once, first).
+//   - manifest-grow: a worker with the simulator's QP count is added to the
+//     manifest (the manifest grows over the run; with the collector's
+//     max_instances below the count, the new instances are the unpublished
+//     ones: the highest ids).
+//   - invalid-utf8: for the hold, every write of the stats file carries one
+//     more LIF counter, ChaosBadLIFName, whose name has invalid UTF-8; its
+//     value (the Unix time of the fault, so that it only grows from one
+//     fault to the next) is the record's Value.
+//   - future-mtime: the stats file's mtime is set FutureMtime (3 h) ahead
+//     and the server writes nothing for the hold.
 //   - qp-reuse: a QP's counters drop to zero while its handle stays (the QP
 //     was destroyed and its handle reused); its epoch in the write log goes
 //     up. Besides, every real restart of Chaos reuses the old process's QP
@@ -92,6 +102,9 @@ const (
 	ChaosQPReuse        = "qp-reuse"
 	ChaosNear2p64       = "near-2^64"
 	ChaosWrapOther      = "wrap-other"
+	ChaosManifestGrow   = "manifest-grow"
+	ChaosInvalidUTF8    = "invalid-utf8"
+	ChaosFutureMtime    = "future-mtime"
 	// ChaosRestart is a hot-reload: a real restart, logged as "restart",
 	// scheduled like the faults.
 	ChaosRestart = "restart"
@@ -119,7 +132,16 @@ var ChaosKinds = []string{
 	ChaosManifestRace, ChaosManifestTorn, ChaosCrash, ChaosPIDReuse, ChaosRunDirRecreate,
 	ChaosUnreadableDir, ChaosUnreadableMode, ChaosSymlink, ChaosOversized, ChaosGarbage,
 	ChaosHugeInstance, ChaosQPReuse, ChaosNear2p64, ChaosWrapOther, ChaosRestart,
+	ChaosManifestGrow, ChaosInvalidUTF8, ChaosFutureMtime,
 }
+
+// ChaosBadLIFName is the LIF counter name the invalid-utf8 fault writes:
+// bytes 0xff 0xfe are not UTF-8.
+const ChaosBadLIFName = "rx_chaos_\xff\xfe_bad"
+
+// FutureMtime is how far ahead the future-mtime fault sets the stats
+// file's mtime.
+const FutureMtime = 3 * time.Hour
 
 // ChaosSampleQPBelow: the write log carries the QPs whose handle is below
 // it (all QPs of an instance with the default 8 QPs, about ten of a
@@ -174,6 +196,10 @@ type ChaosOptions struct {
 	Kinds []string
 	// Seed makes the choices reproducible (not the timing).
 	Seed int64
+	// MaxInstances is the collector's max_instances: when positive,
+	// instance faults are aimed only at the MaxInstances instances of
+	// lowest id, the ones it publishes. Default (0) all instances.
+	MaxInstances int
 }
 
 // ChaosCounts sums up a chaos run.

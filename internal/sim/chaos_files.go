@@ -8,9 +8,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"time"
 )
 
-// Stats-file replacements and counter mutations.
+// Stats-file replacements, counter mutations, bad names and mtimes.
 
 // Stats-file replacements.
 
@@ -190,4 +191,72 @@ func (c *Chaos) mutate(in *inst, kind string) {
 		q.ops[opSend] += q.other + 5
 		c.faultQP(kind, in, q.handle, "QP %d: opcode lines sum to wqes_processed+5, so (other opcodes) prints %d", q.handle, uint64(math.MaxUint64-4))
 	}
+}
+
+// ---------------------------------------------------------------------------
+// A counter name with invalid UTF-8, a stats file from the future.
+
+// invalidUTF8 is the invalid-utf8 fault: for the hold, every write of in's
+// stats file (the ticks go on) carries one more LIF counter, named
+// ChaosBadLIFName, whose value is the fault's Unix time; from the first
+// write after the hold it is gone.
+func (c *Chaos) invalidUTF8(ctx context.Context, in *inst) {
+	s := c.s
+	s.mu.Lock()
+	if s.stopped {
+		delete(c.busy, in.ID)
+		s.mu.Unlock()
+		return
+	}
+	v := uint64(time.Now().Unix())
+	in.extraLIF = []Counter{{Name: ChaosBadLIFName, Value: v}}
+	c.faultRecord(ChaosRecord{Kind: ChaosInvalidUTF8, Value: v,
+		Detail: fmt.Sprintf("every write carries the LIF counter %q = %d (invalid UTF-8 in its name)", ChaosBadLIFName, v)}, in)
+	s.mu.Unlock()
+
+	sleepCtx(ctx, c.hold())
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	in.extraLIF = nil
+	delete(c.busy, in.ID)
+	if !s.stopped {
+		c.faultEnd(ChaosInvalidUTF8, in)
+	}
+}
+
+// futureMtime is the future-mtime fault: in's stats file gets an mtime
+// FutureMtime ahead and is not written for the hold; then the server
+// writes it whole (an mtime of now).
+func (c *Chaos) futureMtime(ctx context.Context, in *inst) {
+	s := c.s
+	path := c.statsPath(in)
+	s.mu.Lock()
+	if s.stopped {
+		delete(c.busy, in.ID)
+		s.mu.Unlock()
+		return
+	}
+	in.hold = &hold{pid: in.PID, reason: "chaos: " + ChaosFutureMtime}
+	at := time.Now().Add(FutureMtime)
+	detail := fmt.Sprintf("the stats file's mtime is %s, %v ahead; no write for the hold", at.UTC().Format(time.RFC3339), FutureMtime)
+	if err := os.Chtimes(path, at, at); err != nil {
+		detail += fmt.Sprintf(" (failed: %v)", err)
+	}
+	c.fault(ChaosFutureMtime, in, "%s", detail)
+	s.mu.Unlock()
+
+	sleepCtx(ctx, c.hold())
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(c.busy, in.ID)
+	if in.hold != nil && in.hold.pid == in.PID {
+		in.hold = nil
+	}
+	if s.stopped {
+		return
+	}
+	c.faultEnd(ChaosFutureMtime, in)
+	_ = s.write(in, in.conn) // the server's next write, whole
 }

@@ -155,11 +155,24 @@ func (c *Chaos) runDirRecreate(ctx context.Context) bool {
 
 // addHuge adds the huge instance: a worker with HugeQPs QPs.
 func (c *Chaos) addHuge() bool {
+	c.addInstance(ChaosHugeInstance, c.o.HugeQPs, "instance %d added with %d QPs (they appear over the first four writes)")
+	return true
+}
+
+// addWorker is manifest-grow: a worker with the simulator's QP count.
+func (c *Chaos) addWorker() bool {
+	c.addInstance(ChaosManifestGrow, c.s.o.QPs, "instance %d added with %d QPs: the manifest grows")
+	return true
+}
+
+// addInstance adds a worker with qps QPs and the next id, and logs a fault
+// of kind whose detail is format with the id and qps.
+func (c *Chaos) addInstance(kind string, qps int, format string) {
 	s := c.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.stopped {
-		return true
+		return
 	}
 	id := 1
 	for _, in := range s.insts {
@@ -177,11 +190,10 @@ func (c *Chaos) addHuge() bool {
 	}
 	in.VM = s.newVM(id, float64(time.Now().UnixMicro())/1e6)
 	s.spawn(in)
-	in.eng = newEngine(s.o.Seed, id, 0, c.o.HugeQPs, s.secs)
+	in.eng = newEngine(s.o.Seed, id, 0, qps, s.secs)
 	s.insts = append(s.insts, in)
 	c.lastRestart[id] = time.Now()
-	c.fault(ChaosHugeInstance, in, "instance %d added with %d QPs (they appear over the first four writes)", id, c.o.HugeQPs)
+	c.fault(kind, in, format, id, qps)
 	_ = s.write(in, in.conn)
 	_ = s.writeManifest()
-	return true
 }

@@ -26,6 +26,8 @@ type ChaosRecord struct {
 	Detail string `json:"detail,omitempty"`
 	// QP is the handle a qp-reuse or wrap-other fault changed.
 	QP uint32 `json:"qp,omitempty"`
+	// Value is the value an invalid-utf8 fault gave its counter.
+	Value uint64 `json:"value,omitempty"`
 
 	// Of a write:
 	WriteCount uint64             `json:"write_count"`
@@ -73,8 +75,15 @@ func (c *Chaos) fault(kind string, in *inst, format string, args ...any) {
 
 // faultQP is fault for a fault aimed at QP handle qp.
 func (c *Chaos) faultQP(kind string, in *inst, qp uint32, format string, args ...any) {
-	detail := fmt.Sprintf(format, args...)
-	r := ChaosRecord{Event: "fault", Kind: kind, Detail: detail, QP: qp}
+	c.faultRecord(ChaosRecord{Kind: kind, QP: qp, Detail: fmt.Sprintf(format, args...)}, in)
+}
+
+// faultRecord logs r (its Kind, Detail and the fields of its fault set) as
+// an injected fault of instance in (may be nil) and counts it. Called with
+// s.mu held.
+func (c *Chaos) faultRecord(r ChaosRecord, in *inst) {
+	kind, detail := r.Kind, r.Detail
+	r.Event = "fault"
 	if in != nil {
 		r.ID, r.PID, r.Gen = in.ID, in.PID, in.gen
 	}

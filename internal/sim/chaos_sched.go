@@ -92,7 +92,7 @@ func (c *Chaos) schedule(ctx context.Context) {
 // launch starts one event of kind; false when nothing could be done now.
 func (c *Chaos) launch(ctx context.Context, kind string) bool {
 	switch kind {
-	case ChaosManifestRace, ChaosManifestTorn, ChaosRunDirRecreate, ChaosHugeInstance:
+	case ChaosManifestRace, ChaosManifestTorn, ChaosRunDirRecreate, ChaosHugeInstance, ChaosManifestGrow:
 		c.global.Lock()
 		defer c.global.Unlock()
 		switch kind {
@@ -102,6 +102,8 @@ func (c *Chaos) launch(ctx context.Context, kind string) bool {
 			return c.manifestTorn(ctx)
 		case ChaosRunDirRecreate:
 			return c.runDirRecreate(ctx)
+		case ChaosManifestGrow:
+			return c.addWorker()
 		default:
 			return c.addHuge()
 		}
@@ -135,14 +137,18 @@ func (c *Chaos) launch(ctx context.Context, kind string) bool {
 			c.replaceFile(ctx, in, kind)
 		case ChaosQPReuse, ChaosNear2p64, ChaosWrapOther:
 			c.mutate(in, kind)
+		case ChaosInvalidUTF8:
+			c.invalidUTF8(ctx, in)
+		case ChaosFutureMtime:
+			c.futureMtime(ctx, in)
 		}
 	}()
 	return true
 }
 
 // pick chooses and marks busy an attached worker that is in no fault and
-// not held; restart: none restarted within RestartGap; qps: one with a
-// sampled QP. nil when there is none.
+// not held, among the first MaxInstances if set; restart: none restarted
+// within RestartGap; qps: one with a sampled QP. nil when there is none.
 func (c *Chaos) pick(kind string, restart, qps bool) *inst {
 	s := c.s
 	s.mu.Lock()
@@ -152,7 +158,10 @@ func (c *Chaos) pick(kind string, restart, qps bool) *inst {
 	}
 	now := time.Now()
 	var cands []*inst
-	for _, in := range s.insts {
+	for i, in := range s.insts {
+		if c.o.MaxInstances > 0 && i >= c.o.MaxInstances {
+			break // insts are in id order: the rest are not published
+		}
 		if in.ID == 1 || !in.attached() || in.held() || c.busy[in.ID] != "" {
 			continue
 		}

@@ -102,6 +102,9 @@ func (c *Chaos) render(in *inst, conn string) Stats {
 	st.MAC = in.MAC
 	st.Connection = conn
 	st.WriteCount = in.writes
+	if s.o.LIF {
+		st.LIF = append(st.LIF, in.extraLIF...)
+	}
 	return st
 }
 

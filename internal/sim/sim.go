@@ -104,6 +104,9 @@ type inst struct {
 	writes   uint64 // completed stats writes of the current process
 	conn     string // connection state outside of one-off events
 	hold     *hold  // events.go: ticks leave this process's file alone
+	// extraLIF are LIF counters added to every write while set (the chaos
+	// invalid-utf8 fault's counter with a bad name).
+	extraLIF []Counter
 }
 
 // New validates o, applies the defaults and returns a simulation that has not
@@ -412,6 +415,9 @@ func (s *Sim) write(in *inst, conn string) error {
 	st.MAC = in.MAC
 	st.Connection = conn
 	st.WriteCount = in.writes
+	if s.o.LIF {
+		st.LIF = append(st.LIF, in.extraLIF...)
+	}
 	path := filepath.Join(s.o.RunDir, fmt.Sprintf("%d.stats", in.ID))
 	if err := WriteStatsInPlace(path, &st); err != nil {
 		s.logf("error writing %s: %v", path, err)
