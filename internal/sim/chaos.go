@@ -62,9 +62,10 @@ import (
 //     max_instances below the count, the new instances are the unpublished
 //     ones: the highest ids).
 //   - invalid-utf8: for the hold, every write of the stats file carries one
-//     more LIF counter, ChaosBadLIFName, whose name has invalid UTF-8; its
-//     value (the Unix time of the fault, so that it only grows from one
-//     fault to the next) is the record's Value.
+//     more LIF counter, ChaosBadLIFName, and the connection state
+//     ChaosBadConnection, both with invalid UTF-8; the counter's value (the
+//     Unix time of the fault, so that it only grows from one fault to the
+//     next) is the record's Value.
 //   - future-mtime: the stats file's mtime is set FutureMtime (3 h) ahead
 //     and the server writes nothing for the hold.
 //   - qp-reuse: a QP's counters drop to zero while its handle stays (the QP
@@ -138,6 +139,10 @@ var ChaosKinds = []string{
 // ChaosBadLIFName is the LIF counter name the invalid-utf8 fault writes:
 // bytes 0xff 0xfe are not UTF-8.
 const ChaosBadLIFName = "rx_chaos_\xff\xfe_bad"
+
+// ChaosBadConnection is the connection state the invalid-utf8 fault
+// writes: connected, with bytes that are not UTF-8.
+const ChaosBadConnection = "connected (chaos \xfe)"
 
 // FutureMtime is how far ahead the future-mtime fault sets the stats
 // file's mtime.

@@ -198,8 +198,9 @@ func (c *Chaos) mutate(in *inst, kind string) {
 
 // invalidUTF8 is the invalid-utf8 fault: for the hold, every write of in's
 // stats file (the ticks go on) carries one more LIF counter, named
-// ChaosBadLIFName, whose value is the fault's Unix time; from the first
-// write after the hold it is gone.
+// ChaosBadLIFName, whose value is the fault's Unix time, and the
+// connection state ChaosBadConnection; from the first write after the hold
+// they are gone.
 func (c *Chaos) invalidUTF8(ctx context.Context, in *inst) {
 	s := c.s
 	s.mu.Lock()
@@ -210,15 +211,16 @@ func (c *Chaos) invalidUTF8(ctx context.Context, in *inst) {
 	}
 	v := uint64(time.Now().Unix())
 	in.extraLIF = []Counter{{Name: ChaosBadLIFName, Value: v}}
+	in.badConn = ChaosBadConnection
 	c.faultRecord(ChaosRecord{Kind: ChaosInvalidUTF8, Value: v,
-		Detail: fmt.Sprintf("every write carries the LIF counter %q = %d (invalid UTF-8 in its name)", ChaosBadLIFName, v)}, in)
+		Detail: fmt.Sprintf("every write carries the LIF counter %q = %d and the connection state %q (invalid UTF-8)", ChaosBadLIFName, v, ChaosBadConnection)}, in)
 	s.mu.Unlock()
 
 	sleepCtx(ctx, c.hold())
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	in.extraLIF = nil
+	in.extraLIF, in.badConn = nil, ""
 	delete(c.busy, in.ID)
 	if !s.stopped {
 		c.faultEnd(ChaosInvalidUTF8, in)

@@ -50,7 +50,7 @@ func TestChaosIssue13Faults(t *testing.T) {
 		}
 		for id := 2; id <= 3; id++ {
 			p := filepath.Join(dir, strconv.Itoa(id)+".stats")
-			if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), "  "+ChaosBadLIFName+" : ") {
+			if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), "  "+ChaosBadLIFName+" : ") && strings.Contains(string(b), ChaosBadConnection+"\n") {
 				sawName = true
 			}
 			if fi, err := os.Stat(p); err == nil && fi.ModTime().After(time.Now().Add(FutureMtime-time.Minute)) {
@@ -85,7 +85,7 @@ func TestChaosIssue13Faults(t *testing.T) {
 			t.Fatal(err)
 		}
 		fi, _ := os.Stat(p)
-		if strings.Contains(string(b), ChaosBadLIFName) || fi.ModTime().After(time.Now().Add(time.Minute)) {
+		if strings.Contains(string(b), ChaosBadLIFName) || strings.Contains(string(b), ChaosBadConnection) || fi.ModTime().After(time.Now().Add(time.Minute)) {
 			t.Errorf("instance %d: bad name or future mtime left after Stop (mtime %v)", id, fi.ModTime())
 		}
 	}

@@ -105,6 +105,9 @@ func (c *Chaos) render(in *inst, conn string) Stats {
 	if s.o.LIF {
 		st.LIF = append(st.LIF, in.extraLIF...)
 	}
+	if in.badConn != "" {
+		st.Connection = in.badConn
+	}
 	return st
 }
 

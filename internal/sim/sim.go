@@ -104,9 +104,11 @@ type inst struct {
 	writes   uint64 // completed stats writes of the current process
 	conn     string // connection state outside of one-off events
 	hold     *hold  // events.go: ticks leave this process's file alone
-	// extraLIF are LIF counters added to every write while set (the chaos
-	// invalid-utf8 fault's counter with a bad name).
+	// extraLIF are LIF counters added to every write while set, and
+	// badConn the connection state of every write while not empty (the
+	// chaos invalid-utf8 fault's values with invalid UTF-8).
 	extraLIF []Counter
+	badConn  string
 }
 
 // New validates o, applies the defaults and returns a simulation that has not
@@ -417,6 +419,9 @@ func (s *Sim) write(in *inst, conn string) error {
 	st.WriteCount = in.writes
 	if s.o.LIF {
 		st.LIF = append(st.LIF, in.extraLIF...)
+	}
+	if in.badConn != "" {
+		st.Connection = in.badConn
 	}
 	path := filepath.Join(s.o.RunDir, fmt.Sprintf("%d.stats", in.ID))
 	if err := WriteStatsInPlace(path, &st); err != nil {
