@@ -139,6 +139,18 @@ type chaosRun struct {
 	restartTimes map[int][]time.Time
 	// oversized are the intervals of the oversized faults, by instance.
 	oversized map[int][][2]time.Time
+	// windows are every fault's interval, by kind, in log order.
+	windows map[string][]faultWindow
+}
+
+// faultWindow is one injected fault: from its "fault" record to its
+// "fault-end" record (for a fault that does not last, or is not undone
+// before the log ends, the end is the start).
+type faultWindow struct {
+	id         int
+	start, end time.Time
+	value      uint64 // the record's Value
+	detail     string
 }
 
 // inOversized reports whether instance id's stats file was oversized at t
@@ -208,6 +220,7 @@ func readChaosLog(t *testing.T, path string) *chaosRun {
 		index: writeIndex{}, writes: map[int]int{}, restarts: map[int]int{}, causes: map[string]int{},
 		qpReuse: map[int]map[string]int{}, drops: map[int][]time.Time{}, restartTimes: map[int][]time.Time{},
 		oversized: map[int][][2]time.Time{}, faults: map[string]int{}, skipped: map[string]string{}, details: map[string][]string{},
+		windows: map[string][]faultWindow{},
 	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 64<<20)
@@ -246,6 +259,13 @@ func readChaosLog(t *testing.T, path string) *chaosRun {
 			r.causes[rec.Kind]++
 			r.restartTimes[rec.ID] = append(r.restartTimes[rec.ID], rec.Time)
 		case "fault-end":
+			ws := r.windows[rec.Kind]
+			for i := len(ws) - 1; i >= 0; i-- {
+				if ws[i].id == rec.ID {
+					ws[i].end = rec.Time
+					break
+				}
+			}
 			if rec.Kind == sim.ChaosOversized {
 				if w := r.oversized[rec.ID]; len(w) > 0 && w[len(w)-1][1].IsZero() {
 					w[len(w)-1][1] = rec.Time
@@ -253,6 +273,7 @@ func readChaosLog(t *testing.T, path string) *chaosRun {
 			}
 		case "fault":
 			r.faults[rec.Kind]++
+			r.windows[rec.Kind] = append(r.windows[rec.Kind], faultWindow{id: rec.ID, start: rec.Time, end: rec.Time, value: rec.Value, detail: rec.Detail})
 			if len(r.details[rec.Kind]) < 3 {
 				r.details[rec.Kind] = append(r.details[rec.Kind], fmt.Sprintf("id %d: %s", rec.ID, rec.Detail))
 			}
