@@ -40,6 +40,8 @@ import (
 //     very pid is reused (/proc/sys/kernel/ns_last_pid); otherwise, or when
 //     the pid cannot be had, the manifest entry is pointed at a fresh
 //     unrelated process instead. The detail of the log line says which.
+//     The unrelated process runs the simulator's own binary, so its command
+//     name is the server's: a reader can only tell it by its start time.
 //     After the hold a new server starts (a real restart).
 //   - run-dir-recreate: the run directory is removed and, half a hold (1-2 s)
 //     later, created again with the manifest and every instance's stats file (the
@@ -57,6 +59,15 @@ import (
 //   - garbage: the stats file is replaced by random binary bytes.
 //   - huge-instance: an instance with HugeQPs (10 000) QPs is added to the
 //     manifest (once, first).
+//   - qp-reuse: a QP's counters drop to zero while its handle stays (the QP
+//     was destroyed and its handle reused); its epoch in the write log goes
+//     up. Besides, every real restart of Chaos reuses the old process's QP
+//     handles, so a handle comes back with counters from zero.
+//   - near-2^64: LIF counters rdma_req_rx_cqe_err = 2^64-12346, rx_dma_error
+//     = 2^63 (both beyond int64) and tx_dma_error = 2^63-1 (the largest
+//     int64), and bytes_rdma_read = 2^64-4097 of a QP that never reads.
+//   - wrap-other: a QP's opcode lines sum to more than wqes_processed, so its
+//     "(other opcodes)" line wraps to 2^64-5.
 //   - manifest-grow: a worker with the simulator's QP count is added to the
 //     manifest (the manifest grows over the run; with the collector's
 //     max_instances below the count, the new instances are the unpublished
@@ -68,15 +79,6 @@ import (
 //     next) is the record's Value.
 //   - future-mtime: the stats file's mtime is set FutureMtime (3 h) ahead
 //     and the server writes nothing for the hold.
-//   - qp-reuse: a QP's counters drop to zero while its handle stays (the QP
-//     was destroyed and its handle reused); its epoch in the write log goes
-//     up. Besides, every real restart of Chaos reuses the old process's QP
-//     handles, so a handle comes back with counters from zero.
-//   - near-2^64: LIF counters rdma_req_rx_cqe_err = 2^64-12346, rx_dma_error
-//     = 2^63 (both beyond int64) and tx_dma_error = 2^63-1 (the largest
-//     int64), and bytes_rdma_read = 2^64-4097 of a QP that never reads.
-//   - wrap-other: a QP's opcode lines sum to more than wqes_processed, so its
-//     "(other opcodes)" line wraps to 2^64-5.
 //
 // After each lasting fault (a hold of HoldMin..HoldMax) the state is put
 // back: the fault file is removed and the server writes its file whole at
@@ -84,8 +86,9 @@ import (
 // and the recoveries of crash and pid-reuse) are logged as "restart" records,
 // not faults.
 //
-// Chaos needs Options.LIF for near-2^64; the manager (instance 1, whose file
-// is only written at startup and shutdown) gets no fault of its own.
+// Chaos needs Options.LIF for near-2^64 and invalid-utf8's counter; the
+// manager (instance 1, whose file is only written at startup and shutdown)
+// gets no fault of its own.
 
 // Chaos event kinds that are not torn writes.
 const (

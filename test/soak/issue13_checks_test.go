@@ -43,8 +43,8 @@ func samplesByID(m model.Matrix) map[int][]model.SamplePair {
 	return out
 }
 
-// in returns the samples of ss with a timestamp in [from, to].
-func in(ss []model.SamplePair, from, to time.Time) []model.SamplePair {
+// samplesIn returns the samples of ss with a timestamp in [from, to].
+func samplesIn(ss []model.SamplePair, from, to time.Time) []model.SamplePair {
 	var out []model.SamplePair
 	for _, s := range ss {
 		if at := s.Timestamp.Time(); !at.Before(from) && !at.After(to) {
@@ -99,7 +99,7 @@ func checkPIDReuseUp(ws, recreates, future []faultWindow, up map[int][]model.Sam
 			c.Skipped = append(c.Skipped, fmt.Sprintf("instance %d at %s: %s", w.id, w.start.Format("15:04:05"), w.detail))
 			continue
 		}
-		down := in(up[w.id], w.start.Add(lagStart), w.end.Add(-lagEnd))
+		down := samplesIn(up[w.id], w.start.Add(lagStart), w.end.Add(-lagEnd))
 		if len(down) > 0 && !poisoned {
 			c.Checked++
 		}
@@ -120,7 +120,7 @@ func checkPIDReuseUp(ws, recreates, future []faultWindow, up map[int][]model.Sam
 			backTo = stop
 		}
 		back := 0
-		for _, s := range in(up[w.id], w.end.Add(lagBack), backTo) {
+		for _, s := range samplesIn(up[w.id], w.end.Add(lagBack), backTo) {
 			if during(recreates, s.Timestamp.Time(), time.Second, 2*time.Second) {
 				continue
 			}
@@ -202,7 +202,7 @@ func checkInvalidUTF8(ws []faultWindow, counters, states model.Matrix, truncated
 	for _, w := range ws {
 		c.Windows++
 		from, to := w.start.Add(lagWrite), w.end.Add(-lagEnd)
-		tr := in(truncated[w.id], from, to)
+		tr := samplesIn(truncated[w.id], from, to)
 		if len(tr) == 0 {
 			continue
 		}
@@ -214,10 +214,10 @@ func checkInvalidUTF8(ws []faultWindow, counters, states model.Matrix, truncated
 					w.id, s.Value, s.Timestamp.Time().Format("15:04:05.000"), w.start.Format("15:04:05.000"), w.end.Format("15:04:05.000"))
 			}
 		}
-		if len(in(names[w.id], from, to)) == 0 {
+		if len(samplesIn(names[w.id], from, to)) == 0 {
 			c.errorf("instance %d: no sample of LIF counter %q during invalid-utf8 %s..%s", w.id, wantName, w.start.Format("15:04:05.000"), w.end.Format("15:04:05.000"))
 		}
-		if len(in(conns[w.id], from, to)) == 0 {
+		if len(samplesIn(conns[w.id], from, to)) == 0 {
 			c.errorf("instance %d: no sample of connection state %q during invalid-utf8 %s..%s", w.id, wantState, w.start.Format("15:04:05.000"), w.end.Format("15:04:05.000"))
 		}
 	}
@@ -238,7 +238,7 @@ func checkFutureMtime(ws []faultWindow, age map[int][]model.SamplePair) checkCou
 	}
 	for _, w := range ws {
 		c.Windows++
-		ss := in(age[w.id], w.start.Add(lagStart), w.end.Add(-lagEnd))
+		ss := samplesIn(age[w.id], w.start.Add(lagStart), w.end.Add(-lagEnd))
 		if len(ss) > 0 {
 			c.Checked++
 		}
@@ -254,13 +254,13 @@ func checkFutureMtime(ws []faultWindow, age map[int][]model.SamplePair) checkCou
 }
 
 // checkMaxInstances: ernic_instances_unpublished is the manifest's
-// instances over max (initial instances, plus one at each add), except
-// around an add and while the manifest is being raced, torn or the run
-// directory is gone (noisy); and the instances with samples of
-// ernic_instance_up (published) are among the max of lowest id, each of
-// which is published after the last add. up is by id; unpublished the
-// cluster gauge's samples.
-func checkMaxInstances(initial, max int, adds, noisy []faultWindow, unpublished []model.SamplePair, up map[int][]model.SamplePair, stop time.Time) (checkCount, []int) {
+// instances (initial, plus one at each add) over limit, the collector's
+// max_instances, except around an add and while the manifest is being
+// raced, torn or the run directory is gone (noisy); and the instances with
+// samples of ernic_instance_up (published) are among the limit of lowest
+// id, each of which is published after the last add. up is by id;
+// unpublished the cluster gauge's samples.
+func checkMaxInstances(initial, limit int, adds, noisy []faultWindow, unpublished []model.SamplePair, up map[int][]model.SamplePair, stop time.Time) (checkCount, []int) {
 	var c checkCount
 	c.Windows = len(adds)
 	size := func(t time.Time) int {
@@ -279,7 +279,7 @@ func checkMaxInstances(initial, max int, adds, noisy []faultWindow, unpublished 
 			continue
 		}
 		c.Samples++
-		want := size(at) - max
+		want := size(at) - limit
 		if want < 0 {
 			want = 0
 		}
@@ -288,14 +288,14 @@ func checkMaxInstances(initial, max int, adds, noisy []faultWindow, unpublished 
 		}
 		if float64(s.Value) != float64(want) {
 			c.errorf("ernic_instances_unpublished = %v at %s with %d instances in the manifest and max_instances %d, want %d",
-				s.Value, at.Format("15:04:05.000"), size(at), max, want)
+				s.Value, at.Format("15:04:05.000"), size(at), limit, want)
 		}
 	}
 	if excess > 0 {
 		c.Checked = 1
 	}
-	if len(adds) > 0 && size(stop) > max && excess == 0 {
-		c.errorf("the manifest grew to %d instances (max_instances %d), but no sample of ernic_instances_unpublished was checked while it was over", size(stop), max)
+	if len(adds) > 0 && size(stop) > limit && excess == 0 {
+		c.errorf("the manifest grew to %d instances (max_instances %d), but no sample of ernic_instances_unpublished was checked while it was over", size(stop), limit)
 	}
 	var ids []int
 	for id := range up {
@@ -303,18 +303,18 @@ func checkMaxInstances(initial, max int, adds, noisy []faultWindow, unpublished 
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		if id > max { // ids are 1..n: the max of lowest id are 1..max
-			c.errorf("instance %d published (%d samples of ernic_instance_up), beyond the %d instances of lowest id", id, len(up[id]), max)
+		if id > limit { // ids are 1..n: the limit of lowest id are 1..limit
+			c.errorf("instance %d published (%d samples of ernic_instance_up), beyond the %d instances of lowest id", id, len(up[id]), limit)
 		}
 	}
 	last := time.Time{}
 	for _, a := range adds {
 		last = a.start
 	}
-	if !last.IsZero() && size(stop) > max {
-		for id := 1; id <= max; id++ {
-			if len(in(up[id], last.Add(lagBack), stop)) == 0 {
-				c.errorf("instance %d (of the %d lowest ids) not published after the last add at %s", id, max, last.Format("15:04:05.000"))
+	if !last.IsZero() && size(stop) > limit {
+		for id := 1; id <= limit; id++ {
+			if len(samplesIn(up[id], last.Add(lagBack), stop)) == 0 {
+				c.errorf("instance %d (of the %d lowest ids) not published after the last add at %s", id, limit, last.Format("15:04:05.000"))
 			}
 		}
 	}
