@@ -40,8 +40,11 @@ import (
 //     very pid is reused (/proc/sys/kernel/ns_last_pid); otherwise, or when
 //     the pid cannot be had, the manifest entry is pointed at a fresh
 //     unrelated process instead. The detail of the log line says which.
-//     The unrelated process runs the simulator's own binary, so its command
-//     name is the server's: a reader can only tell it by its start time.
+//     The unrelated process runs the simulator's own binary: at every
+//     other pid-reuse (the first not) through a link named ChaosDecoyComm,
+//     so that its command name is not the server's; otherwise its command
+//     name is the server's, and a reader can only tell it by its start
+//     time. The detail says which ("command name: ...").
 //     After the hold a new server starts (a real restart).
 //   - run-dir-recreate: the run directory is removed and, half a hold (1-2 s)
 //     later, created again with the manifest and every instance's stats file (the
@@ -147,6 +150,10 @@ const ChaosBadLIFName = "rx_chaos_\xff\xfe_bad"
 // writes: connected, with bytes that are not UTF-8.
 const ChaosBadConnection = "connected (chaos \xfe)"
 
+// ChaosDecoyComm is the command name of the unrelated process of every
+// other pid-reuse fault.
+const ChaosDecoyComm = "ernic-decoy"
+
 // FutureMtime is how far ahead the future-mtime fault sets the stats
 // file's mtime.
 const FutureMtime = 3 * time.Hour
@@ -237,6 +244,7 @@ type Chaos struct {
 	lastRestart map[int]time.Time
 	epochs      map[int]map[uint32]int
 	decoys      map[int]*child // pid-reuse: the unrelated process
+	pidReuses   int            // pid-reuse faults begun
 	counts      ChaosCounts
 	started     bool
 

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -88,5 +89,61 @@ func TestChaosIssue13Faults(t *testing.T) {
 		if strings.Contains(string(b), ChaosBadLIFName) || strings.Contains(string(b), ChaosBadConnection) || fi.ModTime().After(time.Now().Add(time.Minute)) {
 			t.Errorf("instance %d: bad name or future mtime left after Stop (mtime %v)", id, fi.ModTime())
 		}
+	}
+}
+
+// TestChaosPIDReuseDecoyComm checks the command name of pid-reuse's
+// unrelated process, read from /proc while the fault lasts: the server's
+// at the first fault, ChaosDecoyComm at the second, as the detail says.
+func TestChaosPIDReuseDecoyComm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for a few seconds")
+	}
+	s, err := New(Options{RunDir: filepath.Join(t.TempDir(), "run"), Instances: 3, QPs: 1, Interval: 50 * time.Millisecond, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events syncBuffer
+	c, err := NewChaos(s, ChaosOptions{
+		Events: &events, Every: 30 * time.Millisecond, TornEvery: -1, RestartGap: 50 * time.Millisecond,
+		HoldMin: 1500 * time.Millisecond, HoldMax: 1600 * time.Millisecond, Kinds: []string{ChaosPIDReuse}, Seed: 2,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	seen := 0
+	for deadline := time.Now().Add(20 * time.Second); seen < 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d pid-reuse faults checked within 20s", seen)
+		}
+		var faults []ChaosRecord
+		for _, r := range chaosLog(t, []byte(events.String())) {
+			if r.Event == "fault" && r.Kind == ChaosPIDReuse {
+				faults = append(faults, r)
+			}
+		}
+		if len(faults) > seen {
+			r := faults[seen]
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", r.PID))
+			if err != nil {
+				t.Fatalf("fault %d: %v (%s)", seen, err, r.Detail)
+			}
+			comm := strings.TrimSpace(string(b))
+			renamed := strings.Contains(r.Detail, "command name: "+ChaosDecoyComm)
+			if renamed != (seen == 1) || (comm == ChaosDecoyComm) != renamed {
+				t.Errorf("fault %d: comm %q, detail %q", seen, comm, r.Detail)
+			}
+			seen++
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"time"
@@ -26,6 +27,15 @@ func (c *Chaos) crash(ctx context.Context, in *inst, kind string) {
 	in.child.kill()
 	in.child = nil
 	in.hold = &hold{pid: in.PID, reason: "killed"}
+	// Every other pid-reuse, the unrelated process has a command name of
+	// its own (ChaosDecoyComm); the others, the server's.
+	decoyExe, comm := "", "the server's"
+	if kind == ChaosPIDReuse {
+		if c.pidReuses%2 == 1 {
+			decoyExe, comm = c.decoyExe(), ChaosDecoyComm
+		}
+		c.pidReuses++
+	}
 	if kind == ChaosCrash {
 		c.fault(kind, in, "server pid %d killed; the manifest keeps it, the stats file stays", pid)
 	}
@@ -35,7 +45,7 @@ func (c *Chaos) crash(ctx context.Context, in *inst, kind string) {
 		sleepCtx(ctx, c.hold()/5) // the dead pid is seen for a scrape or so
 		// Outside the lock: the attempts fork and reap processes, which
 		// takes long on a busy machine, and the ticks must go on.
-		d, same, err := startChildWithPID(pid)
+		d, same, err := startChildWithPID(pid, decoyExe)
 		s.mu.Lock()
 		if s.stopped {
 			d.kill()
@@ -46,13 +56,13 @@ func (c *Chaos) crash(ctx context.Context, in *inst, kind string) {
 				c.fault(kind, in, "server pid %d killed; no unrelated process could be started: %v", pid, err)
 			case same:
 				c.decoys[in.ID] = d
-				c.fault(kind, in, "server pid %d killed; an unrelated process now has pid %d (ns_last_pid); the manifest and the stats file stay", pid, pid)
+				c.fault(kind, in, "server pid %d killed; an unrelated process (command name: %s) now has pid %d (ns_last_pid); the manifest and the stats file stay", pid, comm, pid)
 			default:
 				c.decoys[in.ID] = d
 				in.PID = d.cmd.Process.Pid
 				in.hold.pid = in.PID
 				_ = s.writeManifest()
-				c.fault(kind, in, "server pid %d killed; the pid could not be reused (not root or taken), so the manifest entry now points at the unrelated process %d; the stats file stays", pid, in.PID)
+				c.fault(kind, in, "server pid %d killed; the pid could not be reused (not root or taken), so the manifest entry now points at the unrelated process %d (command name: %s); the stats file stays", pid, in.PID, comm)
 			}
 		}
 		s.mu.Unlock()
@@ -73,15 +83,33 @@ func (c *Chaos) crash(ctx context.Context, in *inst, kind string) {
 	c.restartLocked(in, cause, false)
 }
 
-// startChildWithPID starts an unrelated process with pid when it can (root,
-// /proc/sys/kernel/ns_last_pid); same tells whether it got it.
-func startChildWithPID(pid int) (d *child, same bool, err error) {
+// decoyExe returns a symbolic link named ChaosDecoyComm to this binary, in
+// the directory outside the run directory ("" when it cannot be made: the
+// decoy then has the server's command name).
+func (c *Chaos) decoyExe() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	link := filepath.Join(c.outside, ChaosDecoyComm)
+	if _, err := os.Lstat(link); err != nil {
+		if err := os.Symlink(exe, link); err != nil {
+			return ""
+		}
+	}
+	return link
+}
+
+// startChildWithPID starts an unrelated process (from exe, see
+// startChildExe) with pid when it can (root, /proc/sys/kernel/ns_last_pid);
+// same tells whether it got it.
+func startChildWithPID(pid int, exe string) (d *child, same bool, err error) {
 	if pid > 1 {
 		for range 20 {
 			if werr := os.WriteFile("/proc/sys/kernel/ns_last_pid", []byte(strconv.Itoa(pid-1)), 0); werr != nil {
 				break
 			}
-			d, err = startChild()
+			d, err = startChildExe(exe)
 			if err != nil {
 				return nil, false, err
 			}
@@ -91,7 +119,7 @@ func startChildWithPID(pid int) (d *child, same bool, err error) {
 			d.kill()
 		}
 	}
-	d, err = startChild()
+	d, err = startChildExe(exe)
 	return d, false, err
 }
 

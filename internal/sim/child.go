@@ -80,13 +80,20 @@ func (s *Sim) spawn(in *inst) {
 	in.PID = c.cmd.Process.Pid
 }
 
-func startChild() (*child, error) {
+func startChild() (*child, error) { return startChildExe("") }
+
+// startChildExe starts a server child from the executable exe (a link to
+// this binary: its name is the child's command name), or from this binary
+// when exe is "".
+func startChildExe(exe string) (*child, error) {
 	if !canHold.Load() {
 		return nil, errors.New("this binary does not call sim.HoldIfChild in its main or TestMain")
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, err
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return nil, err
+		}
 	}
 	cmd := exec.Command(exe, HoldArg)
 	cmd.Env = append(os.Environ(), HoldEnv+"=1")

@@ -77,15 +77,23 @@ func pidTaken(detail string) bool {
 // after the fault to lagEnd before its end); from lagBack after the end
 // (the new server's first scrapes) to 10 s after, it is 1, and there is
 // such a sample unless the soak ended first (stop) or the run directory
-// was gone (recreates). A pid-reuse that came less than sim.FutureMtime
-// after a future-mtime fault of the same instance is a KnownWindow, not a
-// Window: an up of 1 during it is the open receiver bug 3 (knownBug),
-// counted in Known, not in Errors.
+// was gone (recreates). A pid-reuse whose unrelated process has the
+// server's command name, less than sim.FutureMtime after a future-mtime
+// fault of the same instance, is a KnownWindow, not a Window: an up of 1
+// during it is the open receiver bug 3 (knownBug), counted in Known, not in
+// Errors. (With a command name of its own, sim.ChaosDecoyComm, the
+// receiver must tell the decoy all the same.)
 func checkPIDReuseUp(ws, recreates, future []faultWindow, up map[int][]model.SamplePair, stop time.Time) checkCount {
 	var c checkCount
 	for _, w := range ws {
+		// Poisoned: the receiver can only tell this decoy by its start time
+		// (it has the server's command name), and the instance's stats
+		// file had a future mtime less than FutureMtime before.
 		poisoned := false
 		for _, f := range future {
+			if !strings.Contains(w.detail, "command name: the server's") {
+				break
+			}
 			if f.id == w.id && f.start.Before(w.start) && w.start.Sub(f.start) < sim.FutureMtime {
 				poisoned = true
 			}

@@ -42,7 +42,7 @@ func wantErrors(t *testing.T, name string, c checkCount, errs bool) {
 
 func TestCheckPIDReuseUp(t *testing.T) {
 	// pid-reuse at 10..14 s (the pid taken at 10, the server back at 14).
-	ws := []faultWindow{{id: 3, start: at13(10), end: at13(14), detail: "server pid 9 killed; an unrelated process now has pid 9 (ns_last_pid); ..."}}
+	ws := []faultWindow{{id: 3, start: at13(10), end: at13(14), detail: "server pid 9 killed; an unrelated process (command name: the server's) now has pid 9 (ns_last_pid); ..."}}
 	stop := at13(40)
 	right := func(s float64) float64 {
 		if s >= 9.5 && s < 14.5 {
@@ -79,6 +79,12 @@ func TestCheckPIDReuseUp(t *testing.T) {
 	}
 	future[0].id = 4
 	wantErrors(t, "future mtime of another instance", checkPIDReuseUp(ws, nil, future, map[int][]model.SamplePair{3: every1s(0, 40, before)}, stop), true)
+	// A decoy with a command name of its own must read as down even after a
+	// future mtime.
+	future[0].id = 3
+	renamed := []faultWindow{{id: 3, start: at13(10), end: at13(14), detail: "server pid 9 killed; an unrelated process (command name: ernic-decoy) now has pid 9 (ns_last_pid); ..."}}
+	wantErrors(t, "renamed decoy after a future mtime", checkPIDReuseUp(renamed, nil, future, map[int][]model.SamplePair{3: every1s(0, 40, before)}, stop), true)
+	wantErrors(t, "renamed decoy after a future mtime, fixed", checkPIDReuseUp(renamed, nil, future, map[int][]model.SamplePair{3: every1s(0, 40, right)}, stop), false)
 	// The manifest pointed at a fresh process (not root): skipped.
 	fresh := []faultWindow{{id: 3, start: at13(10), end: at13(14), detail: "the pid could not be reused (not root or taken), so the manifest entry now points at the unrelated process 12"}}
 	c = checkPIDReuseUp(fresh, nil, nil, map[int][]model.SamplePair{3: every1s(0, 40, before)}, stop)

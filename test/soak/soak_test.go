@@ -91,13 +91,13 @@ const faultInterval = 10 * time.Minute
 //     file with an mtime in the future (future-mtime) leaves the
 //     instance's lastWrite in the future, so that for as long (3 h here) a
 //     server's pid taken by an unrelated process no longer reads as down
-//     (pid reuse is only seen as "started after the last stats write", and
-//     the decoy here has the server's command name). Found by the first
-//     soak with both faults: up 1 in both pid-reuse windows, each after a
-//     future-mtime of the same instance. Such pid-reuse windows are
-//     reported apart (fault_windows_open_bug, known_open_bug) and fail
-//     the test only with SOAK_OPEN_BUGS=1 (openBugf): the fix belongs to
-//     the receiver.
+//     (pid reuse is then only seen when the decoy's command name differs;
+//     the simulator's decoy has the server's name at every other
+//     pid-reuse). Found by the first soak with both faults: up 1 in both
+//     pid-reuse windows, each after a future-mtime of the same instance.
+//     Such pid-reuse windows (decoy with the server's name) are reported
+//     apart (fault_windows_open_bug, known_open_bug) and fail the test only
+//     with SOAK_OPEN_BUGS=1 (openBugf): the fix belongs to the receiver.
 const knownBug = "run-dir state forgotten; max_file_bytes checked at open only (both fixed)"
 
 // maxFileBytes is the soak's max_file_bytes: above the 10 000-QP file (about
