@@ -83,7 +83,9 @@ import (
 //   - future-mtime: the stats file's mtime is set FutureMtime (3 h) ahead
 //     and the server writes nothing for the hold.
 //
-// After each lasting fault (a hold of HoldMin..HoldMax) the state is put
+// After each lasting fault (a hold of HoldMin..HoldMax; HoldMin more for
+// pid-reuse's unrelated process, invalid-utf8 and future-mtime, whose state
+// a reader's published values are checked against) the state is put
 // back: the fault file is removed and the server writes its file whole at
 // once. Real restarts (a new server process, counters from zero: hot-reload,
 // and the recoveries of crash and pid-reuse) are logged as "restart" records,

@@ -216,7 +216,7 @@ func (c *Chaos) invalidUTF8(ctx context.Context, in *inst) {
 		Detail: fmt.Sprintf("every write carries the LIF counter %q = %d and the connection state %q (invalid UTF-8)", ChaosBadLIFName, v, ChaosBadConnection)}, in)
 	s.mu.Unlock()
 
-	sleepCtx(ctx, c.hold())
+	sleepCtx(ctx, c.checkedHold())
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -248,7 +248,7 @@ func (c *Chaos) futureMtime(ctx context.Context, in *inst) {
 	c.fault(ChaosFutureMtime, in, "%s", detail)
 	s.mu.Unlock()
 
-	sleepCtx(ctx, c.hold())
+	sleepCtx(ctx, c.checkedHold())
 
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -68,7 +68,11 @@ func (c *Chaos) crash(ctx context.Context, in *inst, kind string) {
 		s.mu.Unlock()
 	}
 
-	sleepCtx(ctx, c.hold())
+	if kind == ChaosPIDReuse {
+		sleepCtx(ctx, c.checkedHold())
+	} else {
+		sleepCtx(ctx, c.hold())
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(c.busy, in.ID)

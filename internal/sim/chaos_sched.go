@@ -29,6 +29,12 @@ func (c *Chaos) between(lo, hi time.Duration) time.Duration {
 
 func (c *Chaos) hold() time.Duration { return c.between(c.o.HoldMin, c.o.HoldMax) }
 
+// checkedHold is the hold of the faults whose state a reader's published
+// values are checked against while it lasts (pid-reuse's unrelated process,
+// invalid-utf8, future-mtime): HoldMin longer, so that a reader scraping
+// every HoldMin/2 or so has a few scrapes inside it.
+func (c *Chaos) checkedHold() time.Duration { return c.hold() + c.o.HoldMin }
+
 // pause is how long a torn writer stops mid-file.
 func (c *Chaos) pause() time.Duration {
 	return c.between(50*time.Millisecond, 500*time.Millisecond)
