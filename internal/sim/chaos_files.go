@@ -199,8 +199,8 @@ func (c *Chaos) mutate(in *inst, kind string) {
 // invalidUTF8 is the invalid-utf8 fault: for the hold, every write of in's
 // stats file (the ticks go on) carries one more LIF counter, named
 // ChaosBadLIFName, whose value is the fault's Unix time, and the
-// connection state ChaosBadConnection; from the first write after the hold
-// they are gone.
+// connection state ChaosBadConnection; after the hold the server writes
+// its file without them at once.
 func (c *Chaos) invalidUTF8(ctx context.Context, in *inst) {
 	s := c.s
 	s.mu.Lock()
@@ -224,6 +224,10 @@ func (c *Chaos) invalidUTF8(ctx context.Context, in *inst) {
 	delete(c.busy, in.ID)
 	if !s.stopped {
 		c.faultEnd(ChaosInvalidUTF8, in)
+		// A clean complete write at once: the next fault of in may come
+		// before the next tick, and a reader falls back to the last
+		// complete write.
+		_ = s.write(in, in.conn)
 	}
 }
 
