@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -141,6 +142,29 @@ type chaosRun struct {
 	oversized map[int][][2]time.Time
 	// windows are every fault's interval, by kind, in log order.
 	windows map[string][]faultWindow
+	// tornQPs are the torn-qp-boundary writes, by instance: when, and how
+	// many QP blocks the cut file held.
+	tornQPs map[int][]tornCut
+}
+
+// tornCut is one torn-qp-boundary write.
+type tornCut struct {
+	at  time.Time
+	qps int
+}
+
+var reTornQPs = regexp.MustCompile(`cut after QP block (\d+) of`)
+
+// tornQPBoundary reports whether v is the QP count of a torn-qp-boundary
+// write of instance id cut from 3 s before t to 2 s after (a scrape's
+// timestamp is its start).
+func (r *chaosRun) tornQPBoundary(id int, t time.Time, v float64) bool {
+	for _, c := range r.tornQPs[id] {
+		if float64(c.qps) == v && !c.at.Before(t.Add(-3*time.Second)) && !c.at.After(t.Add(2*time.Second)) {
+			return true
+		}
+	}
+	return false
 }
 
 // faultWindow is one injected fault: from its "fault" record to its
@@ -220,7 +244,7 @@ func readChaosLog(t *testing.T, path string) *chaosRun {
 		index: writeIndex{}, writes: map[int]int{}, restarts: map[int]int{}, causes: map[string]int{},
 		qpReuse: map[int]map[string]int{}, drops: map[int][]time.Time{}, restartTimes: map[int][]time.Time{},
 		oversized: map[int][][2]time.Time{}, faults: map[string]int{}, skipped: map[string]string{}, details: map[string][]string{},
-		windows: map[string][]faultWindow{},
+		windows: map[string][]faultWindow{}, tornQPs: map[int][]tornCut{},
 	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 64<<20)
@@ -279,6 +303,13 @@ func readChaosLog(t *testing.T, path string) *chaosRun {
 			}
 			if rec.Kind == sim.ChaosRunDirRecreate {
 				r.recreates = append(r.recreates, rec.Time)
+			}
+			if rec.Kind == sim.ChaosTornQPBoundary {
+				n := 0 // cut right after the Per-QP Statistics: header
+				if m := reTornQPs.FindStringSubmatch(rec.Detail); m != nil {
+					n, _ = strconv.Atoi(m[1])
+				}
+				r.tornQPs[rec.ID] = append(r.tornQPs[rec.ID], tornCut{rec.Time, n})
 			}
 			if rec.Kind == sim.ChaosOversized {
 				r.oversized[rec.ID] = append(r.oversized[rec.ID], [2]time.Time{rec.Time, {}})

@@ -61,7 +61,7 @@ func (c *checkCount) report(t *testing.T, what string) {
 		t.Errorf("%s: %d errors:\n  %s", what, len(c.Errors), strings.Join(first(c.Errors, 30), "\n  "))
 	}
 	if len(c.Known) > 0 {
-		openBugf(t, "%s: %d failures:\n  %s", what, len(c.Known), strings.Join(first(c.Known, 30), "\n  "))
+		openBugf(t, 3, "%s: %d failures:\n  %s", what, len(c.Known), strings.Join(first(c.Known, 30), "\n  "))
 	}
 	t.Logf("%s: %d fault windows, %d checked, %d samples; skipped %v; %d windows of the open bug 3, %d failures there",
 		what, c.Windows, c.Checked, c.Samples, c.Skipped, c.KnownWindows, len(c.Known))

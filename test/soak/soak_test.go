@@ -39,7 +39,7 @@
 // SOAK_MAX_RSS_MIB (default 256, the memory_limiter's limit_mib),
 // SOAK_CHAOS_EVERY (default 3s), SOAK_HUGE_QPS (default 10000), SOAK_SEED
 // (default 1), SOAK_KINDS (comma-separated chaos kinds, default all),
-// SOAK_OPEN_BUGS (1: the open receiver bug of knownBug fails the test),
+// SOAK_OPEN_BUGS (1: the open receiver bugs of knownBug fail the test),
 // OTELCOL_BIN, PROMETHEUS_BIN.
 package soak
 
@@ -98,6 +98,17 @@ const faultInterval = 10 * time.Minute
 //     Such pid-reuse windows (decoy with the server's name) are reported
 //     apart (fault_windows_open_bug, known_open_bug) and fail the test only
 //     with SOAK_OPEN_BUGS=1 (openBugf): the fix belongs to the receiver.
+//  4. Open (receiver/ernicreceiver/instance.go checkShape, not fixed here):
+//     after a server restart, until a read of the new process is accepted,
+//     a stats file cut at a QP block boundary (complete in form: no LIF
+//     block, no trailing lines) is accepted, since there is no earlier file
+//     of that process to compare its shape with: its QP count (here 1765 of
+//     the huge instance's 2500..10000, a value never written) is
+//     published, and reads as a drop. Seen when the first scrapes of a new
+//     huge-instance process all met torn writes (torn-line, torn-qp, then
+//     torn-qp-boundary). Such QP counts are reported apart
+//     (wrong_values_torn_qp_boundary_open_bug) and fail the test only with
+//     SOAK_OPEN_BUGS=1.
 const knownBug = "run-dir state forgotten; max_file_bytes checked at open only (both fixed)"
 
 // maxFileBytes is the soak's max_file_bytes: above the 10 000-QP file (about
@@ -190,14 +201,14 @@ func (c soakConfig) knownBugf(t *testing.T, format string, args ...any) {
 	}
 }
 
-// openBugf reports a failure that is the open receiver bug 3 (knownBug):
-// an error with SOAK_OPEN_BUGS=1, a log line otherwise.
-func openBugf(t *testing.T, format string, args ...any) {
+// openBugf reports a failure that is the open receiver bug number bug of
+// knownBug (3 or 4): an error with SOAK_OPEN_BUGS=1, a log line otherwise.
+func openBugf(t *testing.T, bug int, format string, args ...any) {
 	t.Helper()
 	if os.Getenv("SOAK_OPEN_BUGS") == "1" {
-		t.Errorf("open receiver bug 3 (knownBug): %s", fmt.Sprintf(format, args...))
+		t.Errorf("open receiver bug %d (knownBug): %s", bug, fmt.Sprintf(format, args...))
 	} else {
-		t.Logf("OPEN RECEIVER BUG 3 (knownBug; an error with SOAK_OPEN_BUGS=1): %s", fmt.Sprintf(format, args...))
+		t.Logf("OPEN RECEIVER BUG %d (knownBug; an error with SOAK_OPEN_BUGS=1): %s", bug, fmt.Sprintf(format, args...))
 	}
 }
 
