@@ -62,11 +62,12 @@ func run() int {
 	lif := fs.Bool("lif", true, `print the "LIF Statistics:" block`)
 	seed := fs.Int64("seed", 1, "seed of the simulated counters")
 	writes := fs.Int("writes", 0, "stop rewriting the files after this many writes (0: never): a static run directory")
-	chaos := fs.Bool("chaos", false, "inject faults (internal/sim/chaos.go)")
+	chaos := fs.Bool("chaos", false, "inject faults (internal/sim/chaos*.go)")
 	chaosLog := fs.String("chaos-log", "", "with -chaos: write faults, restarts and every complete write as JSON lines to this file")
 	chaosEvery := fs.Duration("chaos-every", 3*time.Second, "with -chaos: time between two faults (torn writes come every second besides)")
 	maxFileBytes := fs.Int64("max-file-bytes", 64<<20, "with -chaos: the collector's max_file_bytes, exceeded by the oversized file")
 	hugeQPs := fs.Int("huge-qps", 10000, "with -chaos: QPs of the instance it adds (negative: none)")
+	maxInstances := fs.Int("max-instances", 0, "with -chaos: the collector's max_instances; faults go only to the instances it publishes (0: all)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return 2
 	}
@@ -101,7 +102,7 @@ func run() int {
 	s, err := sim.New(o)
 	var c *sim.Chaos
 	if err == nil && *chaos {
-		co := sim.ChaosOptions{Every: *chaosEvery, MaxFileBytes: *maxFileBytes, HugeQPs: *hugeQPs, Seed: *seed}
+		co := sim.ChaosOptions{Every: *chaosEvery, MaxFileBytes: *maxFileBytes, HugeQPs: *hugeQPs, Seed: *seed, MaxInstances: *maxInstances}
 		if *chaosLog != "" {
 			f, ferr := os.OpenFile(*chaosLog, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 			if ferr != nil {

@@ -6,7 +6,10 @@ package sim
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 )
 
 // statsBufSize is the stdio buffer size of the server's stats stream: a
@@ -146,6 +149,60 @@ func WriteManifestInPlace(path string, instances []Instance) error {
 	_, err = f.Write(b)
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	return err
+}
+
+// ---------------------------------------------------------------------------
+// The simulation's writes.
+
+func cloneStats(st Stats) Stats {
+	st.QPs = slices.Clone(st.QPs)
+	for i := range st.QPs {
+		st.QPs[i].Opcodes = slices.Clone(st.QPs[i].Opcodes)
+	}
+	st.LIF = slices.Clone(st.LIF)
+	return st
+}
+
+// write renders in's current counters with the given connection state and
+// rewrites its stats file in place. Called with s.mu held.
+func (s *Sim) write(in *inst, conn string) error {
+	st := in.eng.stats(in.writes, s.o.LIF)
+	st.Socket = in.Socket
+	st.Backend = in.backend
+	st.PCI = "0x1dd8:0x100a"
+	st.MAC = in.MAC
+	st.Connection = conn
+	st.WriteCount = in.writes
+	if s.o.LIF {
+		st.LIF = append(st.LIF, in.extraLIF...)
+	}
+	if in.badConn != "" {
+		st.Connection = in.badConn
+	}
+	path := filepath.Join(s.o.RunDir, fmt.Sprintf("%d.stats", in.ID))
+	if err := WriteStatsInPlace(path, &st); err != nil {
+		s.logf("error writing %s: %v", path, err)
+		return err
+	}
+	in.writes++
+	s.last[in.ID] = st
+	s.logf("wrote %s write_count=%d", path, st.WriteCount)
+	if s.wrote != nil {
+		s.wrote(in, &st)
+	}
+	return nil
+}
+
+func (s *Sim) writeManifest() error {
+	list := make([]Instance, 0, len(s.insts))
+	for _, in := range s.insts {
+		list = append(list, in.Instance)
+	}
+	err := WriteManifestInPlace(filepath.Join(s.o.RunDir, "instances.json"), list)
+	if err != nil {
+		s.logf("error writing manifest: %v", err)
 	}
 	return err
 }

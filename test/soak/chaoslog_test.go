@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -142,6 +143,41 @@ type chaosRun struct {
 	restartTimes map[int][]time.Time
 	// oversized are the intervals of the oversized faults, by instance.
 	oversized map[int][][2]time.Time
+	// windows are every fault's interval, by kind, in log order.
+	windows map[string][]faultWindow
+	// tornQPs are the torn-qp-boundary writes, by instance: when, and how
+	// many QP blocks the cut file held.
+	tornQPs map[int][]tornCut
+}
+
+// tornCut is one torn-qp-boundary write.
+type tornCut struct {
+	at  time.Time
+	qps int
+}
+
+var reTornQPs = regexp.MustCompile(`cut after QP block (\d+) of`)
+
+// tornQPBoundary reports whether v is the QP count of a torn-qp-boundary
+// write of instance id cut from 3 s before t to 2 s after (a scrape's
+// timestamp is its start).
+func (r *chaosRun) tornQPBoundary(id int, t time.Time, v float64) bool {
+	for _, c := range r.tornQPs[id] {
+		if float64(c.qps) == v && !c.at.Before(t.Add(-3*time.Second)) && !c.at.After(t.Add(2*time.Second)) {
+			return true
+		}
+	}
+	return false
+}
+
+// faultWindow is one injected fault: from its "fault" record to its
+// "fault-end" record (for a fault that does not last, or is not undone
+// before the log ends, the end is the start).
+type faultWindow struct {
+	id         int
+	start, end time.Time
+	value      uint64 // the record's Value
+	detail     string
 }
 
 // inOversized reports whether instance id's stats file was oversized at t
@@ -211,6 +247,7 @@ func readChaosLog(t *testing.T, path string) *chaosRun {
 		index: writeIndex{}, writes: map[int]int{}, restarts: map[int]int{}, causes: map[string]int{},
 		qpReuse: map[int]map[string]int{}, drops: map[int][]time.Time{}, restartTimes: map[int][]time.Time{},
 		oversized: map[int][][2]time.Time{}, faults: map[string]int{}, skipped: map[string]string{}, details: map[string][]string{},
+		windows: map[string][]faultWindow{}, tornQPs: map[int][]tornCut{},
 	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 64<<20)
@@ -249,6 +286,13 @@ func readChaosLog(t *testing.T, path string) *chaosRun {
 			r.causes[rec.Kind]++
 			r.restartTimes[rec.ID] = append(r.restartTimes[rec.ID], rec.Time)
 		case "fault-end":
+			ws := r.windows[rec.Kind]
+			for i := len(ws) - 1; i >= 0; i-- {
+				if ws[i].id == rec.ID {
+					ws[i].end = rec.Time
+					break
+				}
+			}
 			if rec.Kind == sim.ChaosOversized {
 				if w := r.oversized[rec.ID]; len(w) > 0 && w[len(w)-1][1].IsZero() {
 					w[len(w)-1][1] = rec.Time
@@ -256,11 +300,19 @@ func readChaosLog(t *testing.T, path string) *chaosRun {
 			}
 		case "fault":
 			r.faults[rec.Kind]++
+			r.windows[rec.Kind] = append(r.windows[rec.Kind], faultWindow{id: rec.ID, start: rec.Time, end: rec.Time, value: rec.Value, detail: rec.Detail})
 			if len(r.details[rec.Kind]) < 3 {
 				r.details[rec.Kind] = append(r.details[rec.Kind], fmt.Sprintf("id %d: %s", rec.ID, rec.Detail))
 			}
 			if rec.Kind == sim.ChaosRunDirRecreate {
 				r.recreates = append(r.recreates, rec.Time)
+			}
+			if rec.Kind == sim.ChaosTornQPBoundary {
+				n := 0 // cut right after the Per-QP Statistics: header
+				if m := reTornQPs.FindStringSubmatch(rec.Detail); m != nil {
+					n, _ = strconv.Atoi(m[1])
+				}
+				r.tornQPs[rec.ID] = append(r.tornQPs[rec.ID], tornCut{rec.Time, n})
 			}
 			if rec.Kind == sim.ChaosOversized {
 				r.oversized[rec.ID] = append(r.oversized[rec.ID], [2]time.Time{rec.Time, {}})

@@ -65,6 +65,22 @@ func TestCheckSeries(t *testing.T) {
 	if sum.KnownDecreases != 1 || sum.FalseDecreases != 0 {
 		t.Errorf("across the removal: known %d, false %d; want 1, 0", sum.KnownDecreases, sum.FalseDecreases)
 	}
+	// A QP count that is the QP blocks of a torn-qp-boundary write near
+	// the sample: the open bug 4 (with the decrease into it), not wrong;
+	// the same value far from the cut is wrong.
+	qk := seriesKey{id: 2, family: famQPCount}
+	run.tornQPs = map[int][]tornCut{2: {{at: at(21), qps: 3}}}
+	run.index.add(qk, 8, 0, at(0))
+	sum = &summary{}
+	checkSeries(sum, run, qk, samples(19, 8, 3))
+	if sum.OpenWrong != 1 || sum.OpenDecreases != 1 || sum.WrongValues != 0 || sum.FalseDecreases != 0 {
+		t.Errorf("torn-qp-boundary: open %d, open decreases %d, wrong %d, false %d; want 1, 1, 0, 0", sum.OpenWrong, sum.OpenDecreases, sum.WrongValues, sum.FalseDecreases)
+	}
+	sum = &summary{}
+	checkSeries(sum, run, qk, samples(40, 8, 3))
+	if sum.OpenWrong != 0 || sum.WrongValues != 1 || sum.FalseDecreases != 1 {
+		t.Errorf("far from the cut: open %d, wrong %d, false %d; want 0, 1, 1", sum.OpenWrong, sum.WrongValues, sum.FalseDecreases)
+	}
 	// A series the simulator never wrote: all wrong.
 	sum = &summary{}
 	checkSeries(sum, run, seriesKey{id: 9, family: "ernic_commands_total"}, samples(1, 1, 2))

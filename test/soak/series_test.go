@@ -78,7 +78,7 @@ func checkSeries(sum *summary, run *chaosRun, k seriesKey, values []model.Sample
 	var prevLo, prevHi int64 = -1, -1
 	var prevV float64
 	var prevAt time.Time
-	prevKnown := false
+	prevKnown, prevOpen := false, false
 	for i, sp := range values {
 		sum.SamplesChecked++
 		at := sp.Timestamp.Time()
@@ -89,10 +89,16 @@ func checkSeries(sum *summary, run *chaosRun, k seriesKey, values []model.Sample
 				lo, hi = min(lo, o.proc), max(hi, o.proc)
 			}
 		}
-		known := false
+		known, open := false, false
 		if hi < 0 {
 			line := fmt.Sprintf("%s at %s = %v: not in any complete write before then%s", k, at.Format("15:04:05.000"), v, nearby(written, v))
-			if run.inOversized(k.id, at) && isBogus(written, v) {
+			if k.family == famQPCount && run.tornQPBoundary(k.id, at, v) {
+				open = true
+				sum.OpenWrong++
+				if len(sum.OpenWrongList) < 200 {
+					sum.OpenWrongList = append(sum.OpenWrongList, line+": the QP blocks of a torn-qp-boundary write (open bug 4)")
+				}
+			} else if run.inOversized(k.id, at) && isBogus(written, v) {
 				known = true
 				sum.KnownWrong++
 				if len(sum.KnownWrongList) < 200 {
@@ -115,6 +121,11 @@ func checkSeries(sum *summary, run *chaosRun, k seriesKey, values []model.Sample
 					if len(sum.KnownBugList) < 200 {
 						sum.KnownBugList = append(sum.KnownBugList, line)
 					}
+				} else if open || prevOpen {
+					sum.OpenDecreases++
+					if len(sum.OpenWrongList) < 200 {
+						sum.OpenWrongList = append(sum.OpenWrongList, line+" (open bug 4)")
+					}
 				} else {
 					sum.FalseDecreases++
 					if len(sum.FalseResetList) < 200 {
@@ -123,7 +134,7 @@ func checkSeries(sum *summary, run *chaosRun, k seriesKey, values []model.Sample
 				}
 			}
 		}
-		prevV, prevLo, prevHi, prevAt, prevKnown = v, lo, hi, at, known
+		prevV, prevLo, prevHi, prevAt, prevKnown, prevOpen = v, lo, hi, at, known, open
 	}
 }
 

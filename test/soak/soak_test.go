@@ -23,7 +23,17 @@
 //     under SOAK_MAX_RSS_MIB; its goroutines (GODEBUG=schedtrace every 10s,
 //     the collector has no pprof), threads and open files do not grow;
 //   - each fault key (kind plus instance or file) is logged at most once per
-//     fault interval (10 min), and each counter above 2^63-1 once per process.
+//     fault interval (10 min), and each counter above 2^63-1 once per process;
+//   - the faults of issue 13 (issue13_test.go): ernic_instance_up is 0 while
+//     a crashed server's pid belongs to an unrelated process (pid-reuse) and
+//     1 once the server is back; a LIF counter name with invalid UTF-8
+//     (invalid-utf8) is published sanitised and counted in
+//     ernic_labels_truncated; ernic_stats_age_seconds is never negative, 0
+//     while the file's mtime is hours ahead (future-mtime); with instances
+//     added over the run (manifest-grow) beyond max_instances,
+//     ernic_instances_unpublished is the excess and the published instances
+//     are those of lowest id. (hidepid is not simulated: it needs /proc
+//     mounted with hidepid=invisible.)
 //
 // The summary is logged and written, with the simulator's and collector's
 // logs, to SOAK_DIR/<time>/ when SOAK_DIR is set (else a test directory).
@@ -31,7 +41,9 @@
 // Environment: SOAK_DURATION, SOAK_DIR, SOAK_STRICT (see knownBug),
 // SOAK_MAX_RSS_MIB (default 256, the memory_limiter's limit_mib),
 // SOAK_CHAOS_EVERY (default 3s), SOAK_HUGE_QPS (default 10000), SOAK_SEED
-// (default 1), OTELCOL_BIN, PROMETHEUS_BIN.
+// (default 1), SOAK_KINDS (comma-separated chaos kinds, default all),
+// SOAK_OPEN_BUGS (1: the open receiver bugs of knownBug fail the test),
+// OTELCOL_BIN, PROMETHEUS_BIN.
 package soak
 
 import (
@@ -77,16 +89,49 @@ const faultInterval = 10 * time.Minute
 // Both fail the test with SOAK_STRICT=1, which `make soak` and `make test`
 // set, as regression checks; with SOAK_STRICT=0 they are logged. Every
 // other false reset, wrong value or repeated log line always fails.
+//
+//  3. Open (receiver/ernicreceiver/liveness.go, not fixed here): a stats
+//     file with an mtime in the future (future-mtime) leaves the
+//     instance's lastWrite in the future, so that for as long (3 h here) a
+//     server's pid taken by an unrelated process no longer reads as down
+//     (pid reuse is then only seen when the decoy's command name differs;
+//     the simulator's decoy has the server's name at every other
+//     pid-reuse). Found by the first soak with both faults: up 1 in both
+//     pid-reuse windows, each after a future-mtime of the same instance.
+//     Such pid-reuse windows (decoy with the server's name) are reported
+//     apart (fault_windows_open_bug, known_open_bug) and fail the test only
+//     with SOAK_OPEN_BUGS=1 (openBugf): the fix belongs to the receiver.
+//  4. Open (receiver/ernicreceiver/instance.go checkShape, not fixed here):
+//     after a server restart, until a read of the new process is accepted,
+//     a stats file cut at a QP block boundary (complete in form: no LIF
+//     block, no trailing lines) is accepted, since there is no earlier file
+//     of that process to compare its shape with: its QP count (here 1765 of
+//     the huge instance's 2500..10000, a value never written) is
+//     published, and reads as a drop. Seen when the first scrapes of a new
+//     huge-instance process all met torn writes (torn-line, torn-qp, then
+//     torn-qp-boundary). Such QP counts are reported apart
+//     (wrong_values_torn_qp_boundary_open_bug) and fail the test only with
+//     SOAK_OPEN_BUGS=1.
 const knownBug = "run-dir state forgotten; max_file_bytes checked at open only (both fixed)"
 
 // maxFileBytes is the soak's max_file_bytes: above the 10 000-QP file (about
 // 3.5 MiB), below the oversized fault's file.
 const maxFileBytes = 8 << 20
 
+// soakInstances is the simulator's instance count at the start (the
+// manager and four workers); soakMaxInstances the collector's
+// max_instances: these and the huge instance are published, every
+// instance manifest-grow adds is over the cap.
+const (
+	soakInstances    = 5
+	soakMaxInstances = 6
+)
+
 const override = `receivers:
   ernic:
     collection_interval: 1s
     max_file_bytes: %d
+    max_instances: %d
     metrics:
       ernic.qp.wqes.by_opcode:
         enabled: true
@@ -131,6 +176,7 @@ type soakConfig struct {
 	rssBound, hugeQPs int
 	seed              int64
 	strict            bool
+	kinds             []string // SOAK_KINDS; nil: all
 }
 
 func soakConfigFromEnv(t *testing.T) soakConfig {
@@ -142,6 +188,7 @@ func soakConfigFromEnv(t *testing.T) soakConfig {
 		hugeQPs:  envOr(t, "SOAK_HUGE_QPS", 10000, strconv.Atoi),
 		seed:     int64(envOr(t, "SOAK_SEED", 1, strconv.Atoi)),
 		strict:   os.Getenv("SOAK_STRICT") == "1",
+		kinds:    envOr(t, "SOAK_KINDS", nil, func(v string) ([]string, error) { return strings.Split(v, ","), nil }),
 	}
 }
 
@@ -154,6 +201,17 @@ func (c soakConfig) knownBugf(t *testing.T, format string, args ...any) {
 		t.Errorf("receiver bug (knownBug: %s): %s", knownBug, fmt.Sprintf(format, args...))
 	} else {
 		t.Logf("KNOWN RECEIVER BUG (knownBug: %s; an error with SOAK_STRICT=1): %s", knownBug, fmt.Sprintf(format, args...))
+	}
+}
+
+// openBugf reports a failure that is the open receiver bug number bug of
+// knownBug (3 or 4): an error with SOAK_OPEN_BUGS=1, a log line otherwise.
+func openBugf(t *testing.T, bug int, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("SOAK_OPEN_BUGS") == "1" {
+		t.Errorf("open receiver bug %d (knownBug): %s", bug, fmt.Sprintf(format, args...))
+	} else {
+		t.Logf("OPEN RECEIVER BUG %d (knownBug; an error with SOAK_OPEN_BUGS=1): %s", bug, fmt.Sprintf(format, args...))
 	}
 }
 
@@ -198,7 +256,7 @@ func startSoakWorld(t *testing.T, ctx context.Context, cfg soakConfig) *soakWorl
 	}
 	t.Cleanup(func() { chaosLog.Close() })
 	simText := &harness.LockedBuffer{}
-	s, err := sim.New(sim.Options{RunDir: runDir, Instances: 5, QPs: 8, Interval: time.Second, LIF: true, Seed: cfg.seed, Log: simText})
+	s, err := sim.New(sim.Options{RunDir: runDir, Instances: soakInstances, QPs: 8, Interval: time.Second, LIF: true, Seed: cfg.seed, Log: simText})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,6 +264,7 @@ func startSoakWorld(t *testing.T, ctx context.Context, cfg soakConfig) *soakWorl
 		Events: chaosLog, Every: cfg.every, TornEvery: time.Second,
 		HoldMin: 2 * time.Second, HoldMax: 4 * time.Second, RestartGap: 10 * time.Second,
 		MaxFileBytes: maxFileBytes, HugeQPs: cfg.hugeQPs, Seed: cfg.seed,
+		MaxInstances: soakMaxInstances, Kinds: cfg.kinds,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +278,7 @@ func startSoakWorld(t *testing.T, ctx context.Context, cfg soakConfig) *soakWorl
 	// overrides, goroutines traced every 10s on stderr.
 	w.telemetryPort = harness.FreePort(t)
 	overridePath := filepath.Join(w.dir, "soak.yaml")
-	if err := os.WriteFile(overridePath, []byte(fmt.Sprintf(override, maxFileBytes, w.telemetryPort)), 0o644); err != nil {
+	if err := os.WriteFile(overridePath, []byte(fmt.Sprintf(override, maxFileBytes, soakMaxInstances, w.telemetryPort)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	w.start = time.Now()
@@ -320,7 +379,12 @@ func TestSoak(t *testing.T) {
 	sum.RealRestarts = run.restarts
 	sum.RestartCauses = run.causes
 	sum.CompleteWrites = run.writes
-	for _, k := range append(slices.Clone(sim.ChaosKinds), sim.ChaosTornKinds...) {
+	kinds := cfg.kinds
+	if kinds == nil {
+		kinds = sim.ChaosKinds
+	}
+	kinds = append(slices.Clone(kinds), sim.ChaosTornKinds...)
+	for _, k := range kinds {
 		if k != sim.ChaosRestart && run.faults[k] == 0 && run.skipped[k] == "" {
 			sum.NotInjected = append(sum.NotInjected, k)
 		}
@@ -340,6 +404,10 @@ func TestSoak(t *testing.T) {
 	t.Run("raw_samples", func(t *testing.T) { c.rawSamples(t, ctx) })
 	t.Run("resources", c.resources)
 	t.Run("collector_log", c.collectorLog)
+	t.Run("pid_reuse_up", func(t *testing.T) { c.pidReuseUp(t, ctx) })
+	t.Run("invalid_utf8", func(t *testing.T) { c.invalidUTF8(t, ctx) })
+	t.Run("future_mtime", func(t *testing.T) { c.futureMtime(t, ctx) })
+	t.Run("max_instances", func(t *testing.T) { c.maxInstances(t, ctx) })
 
 	// The collector stops cleanly.
 	if w.col.Stop(15 * time.Second) {

@@ -55,6 +55,12 @@ type summary struct {
 	// published during an oversized fault (knownBug).
 	KnownWrong     int      `json:"wrong_values_oversized_file"`
 	KnownWrongList []string `json:"wrong_values_oversized_file_list,omitempty"`
+	// OpenWrong are QP counts that are the QP blocks of a torn-qp-boundary
+	// write (open receiver bug 4 of knownBug), OpenDecreases the decreases
+	// into or out of them.
+	OpenWrong     int      `json:"wrong_values_torn_qp_boundary_open_bug"`
+	OpenDecreases int      `json:"raw_sample_decreases_torn_qp_boundary_open_bug"`
+	OpenWrongList []string `json:"torn_qp_boundary_open_bug_list,omitempty"`
 	// Unexpected are series whose role label is neither manager nor
 	// worker: a racing manifest rewrite that left valid JSON with spliced
 	// values (reported, not checked).
@@ -73,6 +79,8 @@ type summary struct {
 	// at the end (reported, not checked).
 	Losses map[string]float64 `json:"collector_refused_failed_dropped"`
 	Log    *logReport         `json:"collector_log"`
+	// Issue13 is what the checks of issue 13's faults compared.
+	Issue13 issue13Report `json:"issue13_checks"`
 }
 
 // ---------------------------------------------------------------------------
@@ -200,6 +208,10 @@ func (c *soakCheck) rawSamples(t *testing.T, ctx context.Context) {
 	}
 	if len(sum.Unexpected) > 0 {
 		t.Logf("series with a role neither manager nor worker (a racing manifest rewrite left valid JSON with spliced values): %v", sum.Unexpected)
+	}
+	if sum.OpenWrong+sum.OpenDecreases > 0 {
+		openBugf(t, 4, "%d QP counts published from a torn-qp-boundary write, %d decreases with them:\n  %s",
+			sum.OpenWrong, sum.OpenDecreases, strings.Join(first(sum.OpenWrongList, 20), "\n  "))
 	}
 	if sum.WrongValues > 0 {
 		t.Errorf("%d raw samples are no value the simulator wrote completely:\n  %s", sum.WrongValues, strings.Join(first(sum.WrongList, 40), "\n  "))

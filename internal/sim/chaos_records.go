@@ -1,0 +1,176 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// The chaos runner's JSON-lines log: its records and how they are written.
+
+// ChaosRecord is one line of the JSON log. Event is "write" (a complete
+// stats write), "fault" (an injected fault), "fault-end" (a lasting fault
+// undone), "restart" (a real restart: Kind is hot-reload, crash-recovery or
+// pid-reuse-recovery) or "skip" (a kind that cannot be injected here).
+type ChaosRecord struct {
+	Time   time.Time `json:"t"`
+	Event  string    `json:"ev"`
+	Kind   string    `json:"kind,omitempty"`
+	ID     int       `json:"id,omitempty"`
+	PID    int       `json:"pid,omitempty"`
+	OldPID int       `json:"old_pid,omitempty"`
+	// Gen is the instance's server generation: 0 for its first process, +1
+	// at every real restart.
+	Gen    int    `json:"gen"`
+	Detail string `json:"detail,omitempty"`
+	// QP is the handle a qp-reuse or wrap-other fault changed.
+	QP uint32 `json:"qp,omitempty"`
+	// Value is the value an invalid-utf8 fault gave its counter.
+	Value uint64 `json:"value,omitempty"`
+
+	// Of a write:
+	WriteCount uint64             `json:"write_count"`
+	Connection string             `json:"conn,omitempty"`
+	QPCount    int                `json:"qp_count"`
+	Device     map[string]uint64  `json:"device,omitempty"` // the 15 keys as printed
+	QPs        map[uint32]ChaosQP `json:"qps,omitempty"`    // handles below ChaosSampleQPBelow
+	LIF        map[string]uint64  `json:"lif,omitempty"`    // ChaosSampleLIF
+}
+
+// ChaosQP is one QP of a write record.
+type ChaosQP struct {
+	// Epoch counts the qp-reuse drops of this handle in this process.
+	Epoch    int               `json:"epoch"`
+	Counters map[string]uint64 `json:"counters"` // the eight QP keys
+	// Opcodes are the printed opcode lines; "other" is the (other opcodes)
+	// line as printed (wrapped near 2^64 when the sum is larger).
+	Opcodes map[string]uint64 `json:"opcodes,omitempty"`
+}
+
+// Logging.
+
+func (c *Chaos) emit(r ChaosRecord) {
+	if c.o.Events == nil {
+		return
+	}
+	if r.Time.IsZero() {
+		r.Time = time.Now()
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return
+	}
+	b = append(b, '\n')
+	c.evMu.Lock()
+	defer c.evMu.Unlock()
+	_, _ = c.o.Events.Write(b)
+}
+
+// fault logs an injected fault (JSON record and a text line on the Sim's
+// Log) and counts it. Called with s.mu held.
+func (c *Chaos) fault(kind string, in *inst, format string, args ...any) {
+	c.faultQP(kind, in, 0, format, args...)
+}
+
+// faultQP is fault for a fault aimed at QP handle qp.
+func (c *Chaos) faultQP(kind string, in *inst, qp uint32, format string, args ...any) {
+	c.faultRecord(ChaosRecord{Kind: kind, QP: qp, Detail: fmt.Sprintf(format, args...)}, in)
+}
+
+// faultRecord logs r (its Kind, Detail and the fields of its fault set) as
+// an injected fault of instance in (may be nil) and counts it. Called with
+// s.mu held.
+func (c *Chaos) faultRecord(r ChaosRecord, in *inst) {
+	kind, detail := r.Kind, r.Detail
+	r.Event = "fault"
+	if in != nil {
+		r.ID, r.PID, r.Gen = in.ID, in.PID, in.gen
+	}
+	c.counts.Faults[kind]++
+	c.emit(r)
+	c.s.logf("fault %s id=%d %s", kind, r.ID, detail)
+}
+
+// faultEnd logs the end of a lasting fault. Called with s.mu held.
+func (c *Chaos) faultEnd(kind string, in *inst) {
+	r := ChaosRecord{Event: "fault-end", Kind: kind}
+	if in != nil {
+		r.ID, r.PID, r.Gen = in.ID, in.PID, in.gen
+	}
+	c.emit(r)
+}
+
+// logWrite is the Sim's write hook: one "write" record per complete stats
+// write. Called with s.mu held.
+func (c *Chaos) logWrite(in *inst, st *Stats) { c.logWriteAt(in, st, time.Now()) }
+
+// logWriteAt logs a complete write that completed at at. Called with s.mu
+// held.
+func (c *Chaos) logWriteAt(in *inst, st *Stats, at time.Time) {
+	c.counts.Writes++
+	if c.o.Events == nil {
+		return
+	}
+	r := ChaosRecord{
+		Time: at, Event: "write", ID: in.ID, PID: in.PID, Gen: in.gen,
+		WriteCount: st.WriteCount, Connection: st.Connection, QPCount: len(st.QPs),
+	}
+	d := &st.Device
+	r.Device = map[string]uint64{
+		"commands": d.Commands, "bar0_reads": d.Bar0Reads, "bar0_writes": d.Bar0Writes,
+		"uar_reads": d.UARReads, "uar_writes": d.UARWrites,
+		"mmio_reads_total": d.Bar0Reads + d.UARReads, "mmio_writes_total": d.Bar0Writes + d.UARWrites,
+		"interrupts": d.Interrupts, "reset_count": d.ResetCount,
+		"total_bytes_sent": d.BytesSent, "total_bytes_received": d.BytesReceived,
+		"total_bytes_rdma_read": d.BytesRDMARead, "total_bytes_rdma_write": d.BytesRDMAWrite,
+		"total_ip_bytes_tx": d.IPBytesTx, "total_ip_bytes_rx": d.IPBytesRx,
+	}
+	for i := range st.QPs {
+		q := &st.QPs[i]
+		if q.Handle >= ChaosSampleQPBelow {
+			continue
+		}
+		if r.QPs == nil {
+			r.QPs = map[uint32]ChaosQP{}
+		}
+		cq := ChaosQP{
+			Epoch: c.epochs[in.ID][q.Handle],
+			Counters: map[string]uint64{
+				"doorbell_send": q.DoorbellSend, "doorbell_recv": q.DoorbellRecv,
+				"wqes_processed": q.WQEsProcessed, "cqes_posted": q.CQEsPosted,
+				"bytes_sent": q.BytesSent, "bytes_received": q.BytesReceived,
+				"bytes_rdma_read": q.BytesRDMARead, "bytes_rdma_write": q.BytesRDMAWrite,
+			},
+		}
+		var sum uint64
+		for _, op := range q.Opcodes {
+			sum += op.Value
+			if op.Value > 0 {
+				if cq.Opcodes == nil {
+					cq.Opcodes = map[string]uint64{}
+				}
+				cq.Opcodes[op.Name] = op.Value
+			}
+		}
+		if q.Other {
+			if cq.Opcodes == nil {
+				cq.Opcodes = map[string]uint64{}
+			}
+			cq.Opcodes["other"] = q.WQEsProcessed - sum // wraps like the file
+		}
+		r.QPs[q.Handle] = cq
+	}
+	if len(st.LIF) > 0 {
+		r.LIF = map[string]uint64{}
+		for _, l := range st.LIF {
+			if slices.Contains(ChaosSampleLIF, l.Name) {
+				r.LIF[l.Name] = l.Value
+			}
+		}
+	}
+	c.emit(r)
+}
