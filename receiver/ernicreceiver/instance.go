@@ -42,6 +42,9 @@ type instanceState struct {
 	// shrunkScrapes counts consecutive scrapes whose file checkShape
 	// rejected; see shrunkLimit.
 	shrunkScrapes int
+	// hadLIF: the last file accepted, of this process or an earlier one,
+	// had a LIF block (checkShape).
+	hadLIF bool
 
 	// prevWrites is the last Write count read from the previous server
 	// process of this instance (0 when none was read); hasPrev tells
@@ -197,10 +200,24 @@ func (st *instanceState) holdOther(handle uint32, v uint64) uint64 {
 // grow while a server lives, so such a file was cut at a block boundary. A
 // lower Write count marks a new process the manifest did not show yet; that
 // file is accepted (and its counters going down start a new start time).
+// Before a file of the current process was accepted (a new server) there
+// is no such file to compare with; a file without the LIF block that the
+// instance's last accepted file had is then taken as cut before it (the
+// server writes the block whole on every write, after the QP blocks). Any
+// rejection stops after shrunkLimit scrapes in a row: a file that stays
+// so is real.
 func (st *instanceState) checkShape(s *rundir.Stats) error {
+	if st.shrunkScrapes >= shrunkLimit {
+		return nil
+	}
 	prev := st.stats
-	if prev == nil || (s.HasWriteCount && prev.HasWriteCount && s.WriteCount < prev.WriteCount) ||
-		st.shrunkScrapes >= shrunkLimit {
+	if prev == nil {
+		if st.hadLIF && len(s.LIF) == 0 {
+			return fmt.Errorf("%w: no LIF block, which the instance's last accepted file had (%d QP blocks)", rundir.ErrShrunk, len(s.QPs))
+		}
+		return nil
+	}
+	if s.HasWriteCount && prev.HasWriteCount && s.WriteCount < prev.WriteCount {
 		return nil
 	}
 	if len(s.QPs) < len(prev.QPs) || len(s.LIF) < len(prev.LIF) {
@@ -232,6 +249,7 @@ func (st *instanceState) accept(s *rundir.Stats, info fs.FileInfo, now time.Time
 	}
 	st.stats, st.statsTime, st.statsInfo, st.seenAt = s, info.ModTime(), info, now
 	st.shrunkScrapes = 0
+	st.hadLIF = len(s.LIF) > 0
 }
 
 // wentDown reports whether any counter present in both prev and cur is lower

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,11 +142,14 @@ func TestScrapeHotReloadLeftoverFile(t *testing.T) {
 	md := scrapeOK(t, s)
 	assert.Empty(t, points(md, "ernic.commands"), "the old process's counters are not published under the new start")
 
-	// The new process's startup file, in the same second: published.
+	// The new process's startup file, in the same second: published. (A
+	// startup file without QPs, and the LIF block the server writes on
+	// every write, here with the old file's LIF lines.)
 	now = now.Add(time.Second)
 	startup, err := os.ReadFile(filepath.Join("testdata", "rundir", "basic", "1.stats"))
 	require.NoError(t, err)
-	f.write(t, "2.stats", string(startup), time.Unix(bootTime+704, 600_000_000))
+	lif := string(stats2[strings.Index(string(stats2), "LIF Statistics:"):])
+	f.write(t, "2.stats", string(startup)+"\n"+lif, time.Unix(bootTime+704, 600_000_000))
 	md = scrapeOK(t, s)
 	assert.Equal(t, int64(0), intVal(t, md, "ernic.stats.writes"))
 	assert.Equal(t, tsOf(time.Unix(bootTime+704, 0)), commandsStart(t, md, "2"))

@@ -66,7 +66,7 @@ func TestCheckSeries(t *testing.T) {
 		t.Errorf("across the removal: known %d, false %d; want 1, 0", sum.KnownDecreases, sum.FalseDecreases)
 	}
 	// A QP count that is the QP blocks of a torn-qp-boundary write near
-	// the sample: the open bug 4 (with the decrease into it), not wrong;
+	// the sample: bug 4 of knownBug (fixed; with the decrease into it), counted apart;
 	// the same value far from the cut is wrong.
 	qk := seriesKey{id: 2, family: famQPCount}
 	run.tornQPs = map[int][]tornCut{2: {{at: at(21), qps: 3}}}

@@ -83,7 +83,7 @@ func pidTaken(detail string) bool {
 // was gone (recreates). A pid-reuse whose unrelated process has the
 // server's command name, less than sim.FutureMtime after a future-mtime
 // fault of the same instance, is a KnownWindow, not a Window: an up of 1
-// during it is the open receiver bug 3 (knownBug), counted in Known, not in
+// during it would be the receiver bug 3 (knownBug, fixed), counted in Known, not in
 // Errors. (With a command name of its own, sim.ChaosDecoyComm, the
 // receiver must tell the decoy all the same.)
 func checkPIDReuseUp(ws, recreates, future []faultWindow, up map[int][]model.SamplePair, stop time.Time) checkCount {

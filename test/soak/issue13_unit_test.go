@@ -72,7 +72,7 @@ func TestCheckPIDReuseUp(t *testing.T) {
 	wantErrors(t, "down after the server came back", checkPIDReuseUp(ws, nil, nil, map[int][]model.SamplePair{3: every1s(0, 40, stuck)}, stop), true)
 	// No sample after the server came back.
 	wantErrors(t, "no sample after", checkPIDReuseUp(ws, nil, nil, map[int][]model.SamplePair{3: every1s(0, 13, right)}, stop), true)
-	// After a future mtime of the same instance: the open receiver bug 3,
+	// After a future mtime of the same instance: the receiver bug 3 (knownBug, fixed),
 	// known, not an error; a future mtime of another instance changes
 	// nothing.
 	future := []faultWindow{{id: 3, start: at13(2), end: at13(5)}}

@@ -96,7 +96,7 @@ func checkSeries(sum *summary, run *chaosRun, k seriesKey, values []model.Sample
 				open = true
 				sum.OpenWrong++
 				if len(sum.OpenWrongList) < 200 {
-					sum.OpenWrongList = append(sum.OpenWrongList, line+": the QP blocks of a torn-qp-boundary write (open bug 4)")
+					sum.OpenWrongList = append(sum.OpenWrongList, line+": the QP blocks of a torn-qp-boundary write (bug 4 of knownBug)")
 				}
 			} else if run.inOversized(k.id, at) && isBogus(written, v) {
 				known = true
@@ -124,7 +124,7 @@ func checkSeries(sum *summary, run *chaosRun, k seriesKey, values []model.Sample
 				} else if open || prevOpen {
 					sum.OpenDecreases++
 					if len(sum.OpenWrongList) < 200 {
-						sum.OpenWrongList = append(sum.OpenWrongList, line+" (open bug 4)")
+						sum.OpenWrongList = append(sum.OpenWrongList, line+" (bug 4 of knownBug)")
 					}
 				} else {
 					sum.FalseDecreases++
