@@ -56,6 +56,22 @@ func TestStatsAgeFutureMtime(t *testing.T) {
 	assert.True(t, found, "instance 2's stats age is published")
 }
 
+// A file written during the scrape, after its start, is milliseconds
+// "ahead" of the scrape time: 0 s old and no fault (the soak saw "0 s in
+// the future" logged at Error for such files).
+func TestStatsAgeWrittenDuringScrape(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	f.touch(t, "2.stats", now.Add(300*time.Millisecond))
+	s := newTestScraper(t, f.config(), &now)
+	md := scrapeOK(t, s)
+	forEachResourcePoint(md, func(res pcommon.Map, m pmetric.Metric, dp pmetric.NumberDataPoint) {
+		if id, _ := res.Get("ernic.id"); m.Name() == "ernic.stats.age" && id.Str() == "2" {
+			assert.Zero(t, dp.DoubleValue())
+		}
+	})
+}
+
 // An opcode line named "other" and the block's `(other opcodes)` would be
 // one series (opcode="other"): the derived value keeps the name, the line
 // is left out and reported; nothing is summed.

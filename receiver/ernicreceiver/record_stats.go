@@ -83,12 +83,14 @@ func (s *ernicScraper) recordStats(st *instanceState, id string, now time.Time, 
 	s.mb.RecordErnicQpCountDataPoint(ts, int64(len(stats.QPs)))
 	// A file written in the future (a clock stepped back, or touched by
 	// hand) is 0 s old, reported: a negative age would keep
-	// ErnicStatsStuck from firing for as long.
+	// ErnicStatsStuck from firing for as long. A file written during this
+	// scrape (after its start, now) is a few milliseconds "ahead": 0 s
+	// old, not a fault (a second of skew allowed, as for vm.launched_at).
 	age := now.Sub(st.statsTime).Seconds()
-	if age < 0 {
+	if age < -1 {
 		errs.add("stats-mtime-future:"+id, 1, fmt.Errorf("instance %s: stats file modified %s, %.0f s in the future; its age is published as 0", id, st.statsTime.Format(time.RFC3339), -age))
-		age = 0
 	}
+	age = max(age, 0)
 	s.mb.RecordErnicStatsAgeDataPoint(ts, age)
 	if stats.HasWriteCount {
 		if v, ok := counter(stats.WriteCount, func() string { return "Write count" }); ok {
