@@ -43,7 +43,6 @@ duration=${DURATION:-120}
 warmup=${WARMUP:-30}
 sim_writes=${SIM_WRITES:-6}
 port=${BENCH_PORT:-19840}
-hz=$(getconf CLK_TCK)
 prometheus=${PROMETHEUS_BIN:-prometheus}
 mkdir -p build/bench-e2e
 
@@ -57,7 +56,14 @@ legacy() {
 	esac
 }
 
-cpu_ticks() { awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+# cpu_ns PID: the nanoseconds the process's threads ran, from their
+# schedstat (the scheduler's clock). The clock ticks of /proc/PID/stat are
+# sampled at each timer tick: a process that wakes briefly, as the
+# collector does between scrapes, is charged whole ticks or none depending
+# on how its wakeups fall against the tick, which swung the same binary's
+# figure by 2-4x from run to run at 16x64. Go does not end its threads, so
+# the sum over the live ones is the process's.
+cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 # anon_kib: the anonymous part of RSS (the rest is mapped files: the
 # binary, and for the push pipelines bbolt's mapped queue file).
@@ -159,7 +165,7 @@ run() {
 	fi
 	local t0 c0 peak=0 samples=() anons=() i r
 	t0=$(date +%s.%N)
-	c0=$(cpu_ticks "$col_pid")
+	c0=$(cpu_ns "$col_pid")
 	for ((i = 0; i < duration; i++)); do
 		sleep 1
 		r=$(rss_kib "$col_pid")
@@ -168,7 +174,7 @@ run() {
 		((r > peak)) && peak=$r
 	done
 	local c1 t1 steady anon series get_med=- get_max=- lost
-	c1=$(cpu_ticks "$col_pid")
+	c1=$(cpu_ns "$col_pid")
 	t1=$(date +%s.%N)
 	steady=$(printf '%s\n' "${samples[@]:$((duration / 2))}" | median)
 	anon=$(printf '%s\n' "${anons[@]:$((duration / 2))}" | median)
@@ -192,10 +198,10 @@ run() {
 	awk -v w="$size $pipe" '$NF > 0 { print "  " w " lost: " $0 }' "$dir/lost" >&2
 	grep -E 'Dropping data|Rejecting data|Refusing data|rejected by the endpoint|dropped the oldest' "$dir/col.log" | head -3 | sed "s/^/  $size $pipe log: /" >&2 || true
 	read -r l_cpu l_rss l_get <<<"$(legacy "$size")"
-	awk -v size="$size" -v pipe="$pipe" -v c0="$c0" -v c1="$c1" -v hz="$hz" -v t0="$t0" -v t1="$t1" \
+	awk -v size="$size" -v pipe="$pipe" -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" \
 		-v peak="$peak" -v steady="$steady" -v anon="$anon" -v idle="$idle" -v series="$series" -v lost="$lost" \
 		-v gmed="$get_med" -v gmax="$get_max" -v lcpu="$l_cpu" -v lrss="$l_rss" -v lget="$l_get" 'BEGIN {
-		cpu = (c1 - c0) / hz / ((t1 - t0) / 60)
+		cpu = (c1 - c0) / 1e9 / ((t1 - t0) / 60)
 		ratio = (lcpu == "-") ? "-" : sprintf("%.2f", cpu / lcpu)
 		rratio = (lrss == "-") ? "-" : sprintf("%.2f", steady / 1024 / lrss)
 		kps = (series > 0) ? sprintf("%.2f", (steady - idle) / series) : "-"
