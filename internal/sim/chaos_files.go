@@ -23,13 +23,9 @@ import (
 func (c *Chaos) replaceFile(ctx context.Context, in *inst, kind string) {
 	s := c.s
 	path := c.statsPath(in)
-	s.mu.Lock()
-	if s.stopped {
-		delete(c.busy, in.ID)
-		s.mu.Unlock()
+	if !c.beginHold(in, kind) {
 		return
 	}
-	in.hold = &hold{pid: in.PID, reason: "chaos: " + kind}
 	st := c.render(in, in.conn)
 	symlinks := c.counts.Faults[kind]
 	s.mu.Unlock()
@@ -240,13 +236,9 @@ func (c *Chaos) invalidUTF8(ctx context.Context, in *inst) {
 func (c *Chaos) futureMtime(ctx context.Context, in *inst) {
 	s := c.s
 	path := c.statsPath(in)
-	s.mu.Lock()
-	if s.stopped {
-		delete(c.busy, in.ID)
-		s.mu.Unlock()
+	if !c.beginHold(in, ChaosFutureMtime) {
 		return
 	}
-	in.hold = &hold{pid: in.PID, reason: "chaos: " + ChaosFutureMtime}
 	at := time.Now().Add(FutureMtime)
 	detail := fmt.Sprintf("the stats file's mtime is %s, %v ahead; no write for the hold", at.UTC().Format(time.RFC3339), FutureMtime)
 	if err := os.Chtimes(path, at, at); err != nil {
@@ -257,13 +249,9 @@ func (c *Chaos) futureMtime(ctx context.Context, in *inst) {
 
 	sleepCtx(ctx, c.checkedHold())
 
-	s.mu.Lock()
+	ok := c.endHold(in)
 	defer s.mu.Unlock()
-	delete(c.busy, in.ID)
-	if in.hold != nil && in.hold.pid == in.PID {
-		in.hold = nil
-	}
-	if s.stopped {
+	if !ok {
 		return
 	}
 	c.faultEnd(ChaosFutureMtime, in)

@@ -17,13 +17,20 @@ import (
 
 // Manifest and run-directory faults (run with c.global held exclusively).
 
-// manifestSnapshot returns the manifest entries. Called with s.mu held.
-func (c *Chaos) manifestSnapshot() []Instance {
-	list := make([]Instance, 0, len(c.s.insts))
-	for _, in := range c.s.insts {
+// manifestSnapshot returns the manifest entries, taking s.mu; false when
+// the simulation has stopped.
+func (c *Chaos) manifestSnapshot() ([]Instance, bool) {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return nil, false
+	}
+	list := make([]Instance, 0, len(s.insts))
+	for _, in := range s.insts {
 		list = append(list, in.Instance)
 	}
-	return list
+	return list, true
 }
 
 func (c *Chaos) manifestPath() string { return filepath.Join(c.s.o.RunDir, "instances.json") }
@@ -49,13 +56,10 @@ func (c *Chaos) chunkedWrite(path string, b []byte) error {
 
 func (c *Chaos) manifestRace(ctx context.Context) bool {
 	s := c.s
-	s.mu.Lock()
-	if s.stopped {
-		s.mu.Unlock()
+	list, ok := c.manifestSnapshot()
+	if !ok {
 		return true
 	}
-	list := c.manifestSnapshot()
-	s.mu.Unlock()
 	indented, err := MarshalManifest(list)
 	if err != nil {
 		return true
@@ -90,13 +94,10 @@ func (c *Chaos) manifestRace(ctx context.Context) bool {
 
 func (c *Chaos) manifestTorn(ctx context.Context) bool {
 	s := c.s
-	s.mu.Lock()
-	if s.stopped {
-		s.mu.Unlock()
+	list, ok := c.manifestSnapshot()
+	if !ok {
 		return true
 	}
-	list := c.manifestSnapshot()
-	s.mu.Unlock()
 	b, err := MarshalManifest(list)
 	if err != nil || len(b) < 2 {
 		return true

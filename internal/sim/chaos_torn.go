@@ -39,13 +39,9 @@ func (c *Chaos) tornLoop(ctx context.Context) {
 // after a prefix chosen by kind for a pause, then completed.
 func (c *Chaos) tornWrite(in *inst, kind string) {
 	s := c.s
-	s.mu.Lock()
-	if s.stopped {
-		delete(c.busy, in.ID)
-		s.mu.Unlock()
+	if !c.beginHold(in, kind) {
 		return
 	}
-	in.hold = &hold{pid: in.PID, reason: "chaos: " + kind}
 	in.eng.step(false)
 	in.conn = connConnected
 	st := c.render(in, in.conn)
@@ -75,13 +71,9 @@ func (c *Chaos) tornWrite(in *inst, kind string) {
 	}
 	done := time.Now() // the write is complete from here, whenever the lock comes
 
-	s.mu.Lock()
+	ok := c.endHold(in)
 	defer s.mu.Unlock()
-	delete(c.busy, in.ID)
-	if in.hold != nil && in.hold.pid == in.PID {
-		in.hold = nil
-	}
-	if s.stopped {
+	if !ok {
 		return
 	}
 	if err != nil {
@@ -94,25 +86,35 @@ func (c *Chaos) tornWrite(in *inst, kind string) {
 	c.logWriteAt(in, &st, done)
 }
 
-// render is what write renders for in (sim.go's write, without writing).
-// Called with s.mu held.
-func (c *Chaos) render(in *inst, conn string) Stats {
+// beginHold takes s.mu and holds in's writes for a fault of kind; when the
+// simulation has stopped it frees in and returns false, s.mu released.
+func (c *Chaos) beginHold(in *inst, kind string) bool {
 	s := c.s
-	st := in.eng.stats(in.writes, s.o.LIF)
-	st.Socket = in.Socket
-	st.Backend = in.backend
-	st.PCI = "0x1dd8:0x100a"
-	st.MAC = in.MAC
-	st.Connection = conn
-	st.WriteCount = in.writes
-	if s.o.LIF {
-		st.LIF = append(st.LIF, in.extraLIF...)
+	s.mu.Lock()
+	if s.stopped {
+		delete(c.busy, in.ID)
+		s.mu.Unlock()
+		return false
 	}
-	if in.badConn != "" {
-		st.Connection = in.badConn
-	}
-	return st
+	in.hold = &hold{pid: in.PID, reason: "chaos: " + kind}
+	return true
 }
+
+// endHold takes s.mu (the caller releases it), ends a fault's hold of in's
+// writes and frees in for other faults; false when the simulation has
+// stopped.
+func (c *Chaos) endHold(in *inst) bool {
+	c.s.mu.Lock()
+	delete(c.busy, in.ID)
+	if in.hold != nil && in.hold.pid == in.PID {
+		in.hold = nil
+	}
+	return !c.s.stopped
+}
+
+// render is what write renders for in (Sim.render), without writing.
+// Called with s.mu held.
+func (c *Chaos) render(in *inst, conn string) Stats { return c.s.render(in, conn) }
 
 // chaosCut returns where a torn write of kind stops in the file b, and a
 // description. intn is the random source.

@@ -168,6 +168,25 @@ func cloneStats(st Stats) Stats {
 // write renders in's current counters with the given connection state and
 // rewrites its stats file in place. Called with s.mu held.
 func (s *Sim) write(in *inst, conn string) error {
+	st := s.render(in, conn)
+	path := filepath.Join(s.o.RunDir, fmt.Sprintf("%d.stats", in.ID))
+	if err := WriteStatsInPlace(path, &st); err != nil {
+		s.logf("error writing %s: %v", path, err)
+		return err
+	}
+	in.writes++
+	s.last[in.ID] = st
+	s.logf("wrote %s write_count=%d", path, st.WriteCount)
+	if s.wrote != nil {
+		s.wrote(in, &st)
+	}
+	return nil
+}
+
+// render returns the Stats of in's next write with connection state conn
+// (a chaos fault's bad state instead, while one is set). Called with s.mu
+// held.
+func (s *Sim) render(in *inst, conn string) Stats {
 	st := in.eng.stats(in.writes, s.o.LIF)
 	st.Socket = in.Socket
 	st.Backend = in.backend
@@ -181,18 +200,7 @@ func (s *Sim) write(in *inst, conn string) error {
 	if in.badConn != "" {
 		st.Connection = in.badConn
 	}
-	path := filepath.Join(s.o.RunDir, fmt.Sprintf("%d.stats", in.ID))
-	if err := WriteStatsInPlace(path, &st); err != nil {
-		s.logf("error writing %s: %v", path, err)
-		return err
-	}
-	in.writes++
-	s.last[in.ID] = st
-	s.logf("wrote %s write_count=%d", path, st.WriteCount)
-	if s.wrote != nil {
-		s.wrote(in, &st)
-	}
-	return nil
+	return st
 }
 
 func (s *Sim) writeManifest() error {
