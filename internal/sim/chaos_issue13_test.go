@@ -4,7 +4,6 @@
 package sim
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,23 +28,11 @@ func TestChaosIssue13Faults(t *testing.T) {
 		t.Fatal(err)
 	}
 	var events syncBuffer
-	c, err := NewChaos(s, ChaosOptions{
+	c := startChaos(t, s, ChaosOptions{
 		Events: &events, Every: 30 * time.Millisecond, TornEvery: -1,
 		HoldMin: 300 * time.Millisecond, HoldMax: 400 * time.Millisecond,
 		Kinds: []string{ChaosInvalidUTF8, ChaosFutureMtime, ChaosManifestGrow}, MaxInstances: 3, Seed: 2,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
 	var sawName, sawFuture bool
 	deadline := time.Now().Add(20 * time.Second)
 	for !(sawName && sawFuture) || len(s.Instances()) < 5 {
@@ -107,22 +94,10 @@ func TestChaosPIDReuseDecoyComm(t *testing.T) {
 		t.Fatal(err)
 	}
 	var events syncBuffer
-	c, err := NewChaos(s, ChaosOptions{
+	startChaos(t, s, ChaosOptions{
 		Events: &events, Every: 30 * time.Millisecond, TornEvery: -1, RestartGap: 50 * time.Millisecond,
 		HoldMin: 1500 * time.Millisecond, HoldMax: 1600 * time.Millisecond, Kinds: []string{ChaosPIDReuse}, Seed: 2,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
 	seen := 0
 	for deadline := time.Now().Add(20 * time.Second); seen < 2; {
 		if time.Now().After(deadline) {

@@ -120,22 +120,11 @@ func TestChaosRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var events syncBuffer
-	c, err := NewChaos(s, ChaosOptions{
+	c := startChaos(t, s, ChaosOptions{
 		Events: &events, Every: 40 * time.Millisecond, TornEvery: 30 * time.Millisecond,
 		HoldMin: 60 * time.Millisecond, HoldMax: 150 * time.Millisecond, RestartGap: 400 * time.Millisecond,
 		MaxFileBytes: 64 << 10, HugeQPs: 300, Seed: 4,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := s.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop()
-	if err := c.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
 	want := append(slices.Clone(ChaosKinds), ChaosTornKinds...)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -306,4 +295,24 @@ func TestChaosNeedsRunningSim(t *testing.T) {
 	if err := c.Start(context.Background()); err == nil {
 		t.Error("Start on a simulation that was not started: no error")
 	}
+}
+
+// startChaos starts s and then chaos with options o on it; both are
+// stopped when the test ends (Stop may also be called before).
+func startChaos(t *testing.T, s *Sim, o ChaosOptions) *Chaos {
+	t.Helper()
+	c, err := NewChaos(s, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Stop() })
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop() })
+	return c
 }
