@@ -32,7 +32,9 @@
 # 127.0.0.1), PPROF (a port: the collector gets contrib's pprof extension
 # there, and a 30 s CPU profile and a heap profile of each run are saved to
 # build/bench-e2e/<size>-<pipeline>.{cpu,heap}.pprof; needs the build
-# variant with the extension: `make bench-e2e-pprof` sets OTELCOL to it).
+# variant with the extension: `make bench-e2e-pprof` sets OTELCOL to it),
+# EXTRA_CONFIG (a config file given to the collector last, to measure a
+# variant of the shipped configs, e.g. another batch size).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 otelcol=${OTELCOL:-build/otelcol-ernic/otelcol-ernic}
@@ -147,6 +149,7 @@ run() {
 		printf 'extensions:\n  pprof:\n    endpoint: 127.0.0.1:%d\nservice:\n  extensions: [%s, pprof]\n' "$PPROF" "$exts" >"$dir/pprof.yaml"
 		configs+=(--config "$dir/pprof.yaml")
 	fi
+	[[ -z ${EXTRA_CONFIG:-} ]] || configs+=(--config "$EXTRA_CONFIG")
 	env "${env[@]}" "$otelcol" "${configs[@]}" >"$dir/col.log" 2>&1 &
 	col_pid=$!
 	if [[ $pipe == pull ]]; then
