@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
@@ -117,13 +118,13 @@ func (n *namer) render(rm pmetric.ResourceMetrics, promote bool) *rendered {
 	labels := n.NewPointLabels(rm.Resource().Attributes(), promote, false)
 	res := labels.Resource()
 	resText := string(appendLabelList(nil, res))
-	size := 0
-	for _, f := range fams {
-		for _, m := range f.metrics {
-			size += numberPoints(m).Len() * 24
-		}
-	}
-	b := make([]byte, 0, size)
+	// The lines are written into a scratch buffer kept between batches and
+	// copied out at their exact size: one allocation per batch, where
+	// growing a buffer of each batch's own allocated it about four times
+	// over (the make, its growth by append, and the trim).
+	scratch := scratchBuffers.Get().(*[]byte)
+	defer scratchBuffers.Put(scratch)
+	b := (*scratch)[:0]
 	for _, f := range fams {
 		start := len(b)
 		for _, m := range f.metrics {
@@ -160,14 +161,17 @@ func (n *namer) render(rm pmetric.ResourceMetrics, promote bool) *rendered {
 			out.fams = append(out.fams, rf)
 		}
 	}
-	// The text is kept until the resource's next batch: without the
-	// room left over.
-	out.buf = b
-	if cap(b)-len(b) > len(b)/8 {
-		out.buf = slices.Clone(b)
-	}
+	// The text is kept until the resource's next batch: a copy of its own,
+	// without the room left over.
+	out.buf = bytes.Clone(b)
+	*scratch = b
 	return out
 }
+
+// scratchBuffers holds the buffers render writes a batch into before it
+// keeps a copy of the exact size (*[]byte; each grows to the largest batch
+// rendered with it, and goes with the pool at a garbage collection).
+var scratchBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // startsWith reports whether all begins with the labels res, values
 // unchanged.
