@@ -97,8 +97,8 @@ exporters:
 	if total < 3*perScrapeMin {
 		t.Errorf("%d points arrived within 90s, want at least 3 scrapes' %d", total, 3*perScrapeMin)
 	}
-	if largest > 5000 {
-		t.Errorf("a request of %d points: more than the batch processor's send_batch_max_size 5000", largest)
+	if largest > 20000 {
+		t.Errorf("a request of %d points: more than the batch processor's send_batch_max_size 20000", largest)
 	}
 	for _, bad := range []string{"Dropping data", "Exporting failed", "ResourceExhausted", "larger than max"} {
 		if strings.Contains(firstLog.String(), bad) || strings.Contains(secondLog.String(), bad) {
