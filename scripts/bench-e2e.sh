@@ -47,6 +47,10 @@ sim_writes=${SIM_WRITES:-6}
 port=${BENCH_PORT:-19840}
 prometheus=${PROMETHEUS_BIN:-prometheus}
 mkdir -p build/bench-e2e
+# Whatever way the script ends, nothing it started stays behind (a
+# Prometheus left over on the backend's port once took the next runs'
+# data).
+trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
 
 # Legacy exporter reference: CPU s/min, steady RSS MiB, GET s (issue 11).
 legacy() {
@@ -70,6 +74,35 @@ rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 # anon_kib: the anonymous part of RSS (the rest is mapped files: the
 # binary, and for the push pipelines bbolt's mapped queue file).
 anon_kib() { awk '/^RssAnon:/ { print $2 }' "/proc/$1/status"; }
+# listening PORT: whether something listens on 127.0.0.1:PORT.
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# start_backend PORT LOG CMD...: starts the backend (a Prometheus or the
+# second collector) and waits until it listens on PORT, its pid in
+# extra_pid; fails when the port is taken before it starts (a process left
+# over from an earlier run once took it, so that the collector under test
+# sent to that one, or to nothing) or when the backend exits.
+start_backend() {
+	local p=$1 log=$2 i
+	shift 2
+	if listening "$p"; then
+		echo "bench-e2e: 127.0.0.1:$p is taken before the backend starts; free it or set BENCH_PORT" >&2
+		return 1
+	fi
+	"$@" >"$log" 2>&1 &
+	extra_pid=$!
+	for ((i = 0; i < 300; i++)); do
+		if ! kill -0 "$extra_pid" 2>/dev/null; then
+			echo "bench-e2e: the backend exited:" >&2
+			tail -3 "$log" >&2
+			return 1
+		fi
+		listening "$p" && return 0
+		sleep 0.1
+	done
+	echo "bench-e2e: nothing listens on 127.0.0.1:$p after 30 s" >&2
+	return 1
+}
 median() { sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print 0 }'; }
 
 # telemetry PORT: the collector's own metrics on a loopback pull reader.
@@ -126,18 +159,14 @@ run() {
 	prw)
 		mkdir -p "$dir/prom"
 		printf 'global:\n  scrape_interval: 1h\nscrape_configs: []\n' >"$dir/prom.yml"
-		"$prometheus" --config.file="$dir/prom.yml" --storage.tsdb.path="$dir/prom" --web.listen-address=127.0.0.1:$((port + 3)) \
-			--web.enable-remote-write-receiver >"$dir/prom.log" 2>&1 &
-		extra_pid=$!
-		sleep 3
+		start_backend $((port + 3)) "$dir/prom.log" "$prometheus" --config.file="$dir/prom.yml" --storage.tsdb.path="$dir/prom" \
+			--web.listen-address=127.0.0.1:$((port + 3)) --web.enable-remote-write-receiver
 		configs=(--config config/prometheus-remote-write.yaml "${configs[@]}")
 		env+=(ERNIC_REMOTE_WRITE_URL=http://127.0.0.1:$((port + 3))/api/v1/write)
 		;;
 	otlp)
 		printf 'receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:%d\nexporters:\n  debug:\n    verbosity: basic\nservice:\n  pipelines:\n    metrics:\n      receivers: [otlp]\n      exporters: [debug]\n  telemetry:\n    metrics:\n      level: none\n' $((port + 3)) >"$dir/second.yaml"
-		"$otelcol" --config "$dir/second.yaml" >"$dir/second.log" 2>&1 &
-		extra_pid=$!
-		sleep 2
+		start_backend $((port + 3)) "$dir/second.log" "$otelcol" --config "$dir/second.yaml"
 		printf 'exporters:\n  otlp_grpc:\n    tls:\n      insecure: true\n' >"$dir/pipe.yaml"
 		configs=(--config config/otlp.yaml "${configs[@]}" --config "$dir/pipe.yaml")
 		env+=(ERNIC_OTLP_ENDPOINT=127.0.0.1:$((port + 3)))
