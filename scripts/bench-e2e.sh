@@ -228,6 +228,16 @@ run() {
 	grep -E '^otelcol_[a-z_]*(refused|failed|dropped|errored)[a-z_]*points' "$dir/telemetry" >"$dir/lost" || true
 	lost=$(awk '{ n += $NF } END { printf "%d", n }' "$dir/lost")
 	awk -v w="$size $pipe" '$NF > 0 { print "  " w " lost: " $0 }' "$dir/lost" >&2
+	# A push pipeline whose every send fails refuses nothing until its queue
+	# is full: the points its exporter sent, against those the receiver
+	# accepted, tell a backend that took nothing (a scrape's worth may be
+	# in flight).
+	if [[ $pipe != pull ]]; then
+		awk -v w="$size $pipe" '/^otelcol_receiver_accepted_metric_points/ { a += $NF }
+			/^otelcol_exporter_sent_metric_points/ { s += $NF }
+			END { if (a > 0 && s < 0.8 * a) printf "  %s: the exporter sent %d of the %d points accepted: is the backend taking them?\n", w, s, a }' \
+			"$dir/telemetry" >&2
+	fi
 	grep -E 'Dropping data|Rejecting data|Refusing data|rejected by the endpoint|dropped the oldest' "$dir/col.log" | head -3 | sed "s/^/  $size $pipe log: /" >&2 || true
 	read -r l_cpu l_rss l_get <<<"$(legacy "$size")"
 	awk -v size="$size" -v pipe="$pipe" -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" \
