@@ -36,6 +36,9 @@
 # EXTRA_CONFIG (a config file given to the collector last, to measure a
 # variant of the shipped configs, e.g. another batch size).
 set -euo pipefail
+# EXTRA_CONFIG as given, from the caller's directory (the script runs from
+# the repository's root).
+extra_config=${EXTRA_CONFIG:+$(realpath "$EXTRA_CONFIG")}
 cd "$(dirname "$0")/.."
 otelcol=${OTELCOL:-build/otelcol-ernic/otelcol-ernic}
 sim=${SIM:-bin/ernic-sim}
@@ -178,7 +181,7 @@ run() {
 		printf 'extensions:\n  pprof:\n    endpoint: 127.0.0.1:%d\nservice:\n  extensions: [%s, pprof]\n' "$PPROF" "$exts" >"$dir/pprof.yaml"
 		configs+=(--config "$dir/pprof.yaml")
 	fi
-	[[ -z ${EXTRA_CONFIG:-} ]] || configs+=(--config "$EXTRA_CONFIG")
+	[[ -z $extra_config ]] || configs+=(--config "$extra_config")
 	env "${env[@]}" "$otelcol" "${configs[@]}" >"$dir/col.log" 2>&1 &
 	col_pid=$!
 	if [[ $pipe == pull ]]; then
