@@ -170,7 +170,7 @@ run() {
 	otlp)
 		printf 'receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:%d\nexporters:\n  debug:\n    verbosity: basic\nservice:\n  pipelines:\n    metrics:\n      receivers: [otlp]\n      exporters: [debug]\n  telemetry:\n    metrics:\n      level: none\n' $((port + 3)) >"$dir/second.yaml"
 		start_backend $((port + 3)) "$dir/second.log" "$otelcol" --config "$dir/second.yaml"
-		printf 'exporters:\n  otlp_grpc:\n    tls:\n      insecure: true\n' >"$dir/pipe.yaml"
+		printf 'exporters:\n  otlp_durable:\n    tls:\n      insecure: true\n' >"$dir/pipe.yaml"
 		configs=(--config config/otlp.yaml "${configs[@]}" --config "$dir/pipe.yaml")
 		env+=(ERNIC_OTLP_ENDPOINT=127.0.0.1:$((port + 3)))
 		;;

@@ -13,66 +13,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/exporter/exportertest"
-	"go.opentelemetry.io/collector/extension/xextension/storage"
 
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/storagetest"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/metadata"
 )
-
-// memStorage is a storage extension whose data outlives the exporters
-// using it: a restart is a new exporter on the same memStorage.
-type memStorage struct {
-	component.StartFunc
-	component.ShutdownFunc
-	mu   sync.Mutex
-	data map[string][]byte
-}
-
-func (s *memStorage) GetClient(context.Context, component.Kind, component.ID, string) (storage.Client, error) {
-	return memClient{s}, nil
-}
-
-type memClient struct{ s *memStorage }
-
-func (c memClient) Get(_ context.Context, k string) ([]byte, error) {
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	return c.s.data[k], nil
-}
-func (c memClient) Set(_ context.Context, k string, v []byte) error {
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	c.s.data[k] = append([]byte(nil), v...)
-	return nil
-}
-func (c memClient) Delete(_ context.Context, k string) error {
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
-	delete(c.s.data, k)
-	return nil
-}
-func (c memClient) Batch(ctx context.Context, ops ...*storage.Operation) error {
-	for _, op := range ops {
-		switch op.Type {
-		case storage.Get:
-			op.Value, _ = c.Get(ctx, op.Key)
-		case storage.Set:
-			_ = c.Set(ctx, op.Key, op.Value)
-		case storage.Delete:
-			_ = c.Delete(ctx, op.Key)
-		}
-	}
-	return nil
-}
-func (memClient) Close(context.Context) error { return nil }
-
-type storageHost struct {
-	component.Host
-	ext map[component.ID]component.Component
-}
-
-func (h storageHost) GetExtensions() map[component.ID]component.Component { return h.ext }
 
 // The shipped settings (num_consumers 1, block_on_overflow, a persistent
 // queue) across a restart during an outage: every batch once, in order.
@@ -87,9 +32,8 @@ func TestRestartDuringOutageDeliversInOrder(t *testing.T) {
 		return http.StatusOK
 	})
 	_ = ep
-	st := &memStorage{data: map[string][]byte{}}
 	sid := component.MustNewID("memstorage")
-	host := storageHost{componenttest.NewNopHost(), map[component.ID]component.Component{sid: st}}
+	host := storagetest.NewMemStorage().Host(sid)
 	run := func() *remoteWrite {
 		cfg := testConfig(ep.srv.URL)
 		cfg.QueueConfig.Get().StorageID = &sid

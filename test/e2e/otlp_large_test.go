@@ -65,7 +65,7 @@ processors:
   memory_limiter:
     limit_mib: 1024
 exporters:
-  otlp_grpc:
+  otlp_durable:
     tls:
       insecure: true
 `)

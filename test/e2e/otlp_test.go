@@ -197,7 +197,7 @@ service:
 	// the per-opcode metric on so that every metric is checked, plain text
 	// to the loopback receiver.
 	override := harness.WriteFile(t, "first.yaml", opcodeReceiver+`exporters:
-  otlp_grpc:
+  otlp_durable:
     tls:
       insecure: true
 `)

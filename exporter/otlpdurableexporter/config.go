@@ -1,0 +1,51 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otlpdurableexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/otlpdurableexporter"
+
+import (
+	"errors"
+
+	"go.opentelemetry.io/collector/config/configgrpc"
+	"go.opentelemetry.io/collector/config/configoptional"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+)
+
+// Config is the otlp_durable exporter's configuration; its keys are those
+// of the collector's otlp_grpc exporter.
+type Config struct {
+	// ClientConfig is the gRPC client: endpoint (host:port of an OTLP/gRPC
+	// server), tls, compression (gzip by default; zstd, snappy, none),
+	// headers, auth, keepalive, wait_for_ready.
+	configgrpc.ClientConfig `mapstructure:",squash"`
+
+	// TimeoutConfig bounds each attempt to send one batch (timeout, 5 s by
+	// default).
+	TimeoutConfig exporterhelper.TimeoutConfig `mapstructure:",squash"`
+
+	// QueueConfig is the collector's standard sending queue. With `storage`
+	// set to a storage extension (file_storage) it is persistent and holds
+	// each batch as the encoded request; its `sizer: bytes` counts those
+	// bytes (uncompressed protobuf). `batch` is not supported: the requests
+	// are encoded before the queue (use the batch processor).
+	QueueConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
+
+	// RetryConfig is how a failed batch is retried (retry_on_failure).
+	RetryConfig configretry.BackOffConfig `mapstructure:"retry_on_failure"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// Validate checks the endpoint and the queue settings this exporter supports.
+func (cfg *Config) Validate() error {
+	var errs []error
+	if cfg.Endpoint == "" {
+		errs = append(errs, errors.New("endpoint: the OTLP/gRPC server's host:port is required"))
+	}
+	if cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().Batch.HasValue() {
+		errs = append(errs, errors.New("sending_queue::batch: not supported by this exporter; batches are encoded before the queue (use the batch processor)"))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,175 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otlpdurableexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/otlpdurableexporter"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/configgrpc"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"go.uber.org/zap"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// exportMethod is the OTLP metrics service's one method.
+const exportMethod = "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export"
+
+// otlpDurable sends encoded requests over one gRPC connection.
+type otlpDurable struct {
+	cfg       *Config
+	set       exporter.Settings
+	userAgent string
+	conn      *grpc.ClientConn
+	headers   metadata.MD
+	callOpts  []grpc.CallOption
+}
+
+func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (exporter.Metrics, error) {
+	e := &otlpDurable{
+		cfg:       cfg,
+		set:       set,
+		userAgent: fmt.Sprintf("%s/%s (%s/%s)", set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
+	}
+	return xexporterhelper.NewMetricsRequest(ctx, set, e.encode, e.push,
+		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
+		exporterhelper.WithTimeout(cfg.TimeoutConfig),
+		exporterhelper.WithRetry(cfg.RetryConfig),
+		xexporterhelper.WithQueueBatch(cfg.QueueConfig, xexporterhelper.QueueBatchSettings{Encoding: encoding{}}),
+		exporterhelper.WithStart(e.start),
+		exporterhelper.WithShutdown(e.shutdown),
+	)
+}
+
+// start opens the gRPC connection (in the background: a server that is
+// down is a failed send, retried, not a failed start).
+func (e *otlpDurable) start(ctx context.Context, host component.Host) error {
+	conn, err := e.cfg.ClientConfig.ToClientConn(ctx, host.GetExtensions(), e.set.TelemetrySettings,
+		configgrpc.WithGrpcDialOption(grpc.WithUserAgent(e.userAgent)))
+	if err != nil {
+		return err
+	}
+	e.conn = conn
+	headers := map[string]string{}
+	for k, v := range e.cfg.ClientConfig.Headers.Iter {
+		headers[k] = string(v)
+	}
+	e.headers = metadata.New(headers)
+	e.callOpts = []grpc.CallOption{
+		grpc.WaitForReady(e.cfg.ClientConfig.WaitForReady),
+		grpc.ForceCodecV2(rawCodec{}),
+	}
+	return nil
+}
+
+func (e *otlpDurable) shutdown(context.Context) error {
+	if e.conn == nil {
+		return nil
+	}
+	return e.conn.Close()
+}
+
+// encode turns a batch into its ExportMetricsServiceRequest, once.
+func (e *otlpDurable) encode(_ context.Context, md pmetric.Metrics) (xexporterhelper.Request, error) {
+	body, err := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
+	if err != nil {
+		return nil, consumererror.NewPermanent(fmt.Errorf("otlp_durable: encoding the batch: %w", err))
+	}
+	return &request{body: body, points: md.DataPointCount()}, nil
+}
+
+// push sends one encoded request and classifies the answer as otlp_grpc
+// does: retryable, throttled (RetryInfo) or permanent.
+func (e *otlpDurable) push(ctx context.Context, req xexporterhelper.Request) error {
+	r, ok := req.(*request)
+	if !ok {
+		return consumererror.NewPermanent(fmt.Errorf("otlp_durable: cannot send a %T", req))
+	}
+	if e.conn == nil {
+		return errors.New("otlp_durable: exporter not started")
+	}
+	ctx = metadata.NewOutgoingContext(ctx, e.headers.Copy())
+	resp := pmetricotlp.NewExportResponse()
+	if err := classify(e.conn.Invoke(ctx, exportMethod, rawMessage(r.body), &resp, e.callOpts...)); err != nil {
+		return err
+	}
+	if ps := resp.PartialSuccess(); ps.ErrorMessage() != "" || ps.RejectedDataPoints() != 0 {
+		e.set.Logger.Warn("Partial success response",
+			zap.String("message", ps.ErrorMessage()),
+			zap.Int64("dropped_data_points", ps.RejectedDataPoints()))
+	}
+	return nil
+}
+
+// classify maps a gRPC error to the exporterhelper's kinds: nil, a
+// throttled retry (the server's RetryInfo delay), a retryable error, or a
+// permanent one (the batch is dropped and counted as failed).
+func classify(err error) error {
+	if err == nil {
+		return nil
+	}
+	st := status.Convert(err)
+	var retryInfo *errdetails.RetryInfo
+	for _, d := range st.Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok {
+			retryInfo = ri
+			break
+		}
+	}
+	switch st.Code() {
+	case codes.OK:
+		return nil
+	case codes.Canceled, codes.DeadlineExceeded, codes.Aborted, codes.OutOfRange, codes.Unavailable, codes.DataLoss:
+	case codes.ResourceExhausted:
+		if retryInfo == nil {
+			return consumererror.NewPermanent(err)
+		}
+	default:
+		return consumererror.NewPermanent(err)
+	}
+	if d := retryInfo.GetRetryDelay().AsDuration(); d > 0 {
+		return exporterhelper.NewThrottleRetry(err, d)
+	}
+	return err
+}
+
+// rawMessage is an encoded request, sent by rawCodec as it is.
+type rawMessage []byte
+
+// rawCodec writes a rawMessage's bytes unchanged and decodes the answer
+// into a pmetricotlp.ExportResponse. Its name is "proto": the content type
+// is application/grpc+proto, which every gRPC server takes.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+	b, ok := v.(rawMessage)
+	if !ok {
+		return nil, fmt.Errorf("otlp_durable: cannot send a %T", v)
+	}
+	return mem.BufferSlice{mem.SliceBuffer(b)}, nil
+}
+
+func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	resp, ok := v.(*pmetricotlp.ExportResponse)
+	if !ok {
+		return fmt.Errorf("otlp_durable: cannot decode into a %T", v)
+	}
+	return resp.UnmarshalProto(data.Materialize())
+}
+
+func (rawCodec) Name() string { return "proto" }
