@@ -19,4 +19,8 @@
 // and of ResourceExhausted with RetryInfo, a throttle delay from RetryInfo,
 // any other status dropping the batch as permanent, and a warning for a
 // partial success.
+//
+// Unlike otlp_grpc, a persistent queue does not store the request's context
+// (span context, client metadata) with a batch: a batch read back after a
+// restart is sent without it. The ernic receiver sets neither.
 package otlpdurableexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/otlpdurableexporter"

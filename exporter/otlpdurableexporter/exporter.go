@@ -7,7 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"runtime"
+	"strconv"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configgrpc"
@@ -18,12 +20,12 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/mem"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 )
 
@@ -36,7 +38,6 @@ type otlpDurable struct {
 	set       exporter.Settings
 	userAgent string
 	conn      *grpc.ClientConn
-	headers   metadata.MD
 	callOpts  []grpc.CallOption
 }
 
@@ -51,9 +52,25 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (expor
 		exporterhelper.WithTimeout(cfg.TimeoutConfig),
 		exporterhelper.WithRetry(cfg.RetryConfig),
 		xexporterhelper.WithQueueBatch(cfg.QueueConfig, xexporterhelper.QueueBatchSettings{Encoding: encoding{}}),
+		exporterhelper.WithAttrs(endpointAttributes(cfg.Endpoint)...),
 		exporterhelper.WithStart(e.start),
 		exporterhelper.WithShutdown(e.shutdown),
 	)
+}
+
+// endpointAttributes are the attributes of the exporter's own telemetry
+// (otelcol_exporter_*) naming the server, as otlp_grpc's: server.address and
+// server.port of endpoint (host:port), or all of it as server.address.
+func endpointAttributes(endpoint string) []attribute.KeyValue {
+	host, port, err := net.SplitHostPort(endpoint)
+	if err != nil {
+		return []attribute.KeyValue{attribute.String("server.address", endpoint)}
+	}
+	out := []attribute.KeyValue{attribute.String("server.address", host)}
+	if p, err := strconv.Atoi(port); err == nil {
+		out = append(out, attribute.Int("server.port", p))
+	}
+	return out
 }
 
 // start opens the gRPC connection (in the background: a server that is
@@ -64,12 +81,9 @@ func (e *otlpDurable) start(ctx context.Context, host component.Host) error {
 	if err != nil {
 		return err
 	}
+	// The configured headers are added by configgrpc's interceptor, to
+	// what the request's context does not carry already.
 	e.conn = conn
-	headers := map[string]string{}
-	for k, v := range e.cfg.ClientConfig.Headers.Iter {
-		headers[k] = string(v)
-	}
-	e.headers = metadata.New(headers)
 	e.callOpts = []grpc.CallOption{
 		grpc.WaitForReady(e.cfg.ClientConfig.WaitForReady),
 		grpc.ForceCodecV2(rawCodec{}),
@@ -103,7 +117,6 @@ func (e *otlpDurable) push(ctx context.Context, req xexporterhelper.Request) err
 	if e.conn == nil {
 		return errors.New("otlp_durable: exporter not started")
 	}
-	ctx = metadata.NewOutgoingContext(ctx, e.headers.Copy())
 	resp := pmetricotlp.NewExportResponse()
 	if err := classify(e.conn.Invoke(ctx, exportMethod, rawMessage(r.body), &resp, e.callOpts...)); err != nil {
 		return err

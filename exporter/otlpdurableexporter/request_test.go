@@ -61,6 +61,9 @@ func TestClassify(t *testing.T) {
 		"unavailable":                   {err: status.Error(codes.Unavailable, "x")},
 		"deadline":                      {err: status.Error(codes.DeadlineExceeded, "x")},
 		"data loss":                     {err: status.Error(codes.DataLoss, "x")},
+		"canceled":                      {err: status.Error(codes.Canceled, "x")},
+		"aborted":                       {err: status.Error(codes.Aborted, "x")},
+		"out of range":                  {err: status.Error(codes.OutOfRange, "x")},
 		"invalid argument":              {err: status.Error(codes.InvalidArgument, "x"), permanent: true},
 		"unauthenticated":               {err: status.Error(codes.Unauthenticated, "x"), permanent: true},
 		"exhausted without retry info":  {err: status.Error(codes.ResourceExhausted, "x"), permanent: true},
@@ -73,4 +76,5 @@ func TestClassify(t *testing.T) {
 		require.Equal(t, c.throttle, strings.HasPrefix(got.Error(), "Throttle (3s)"), name)
 	}
 	require.NoError(t, classify(nil))
+	require.NoError(t, classify(status.Error(codes.OK, "")))
 }
