@@ -34,7 +34,8 @@
 # build/bench-e2e/<size>-<pipeline>.{cpu,heap}.pprof; needs the build
 # variant with the extension: `make bench-e2e-pprof` sets OTELCOL to it),
 # EXTRA_CONFIG (a config file given to the collector last, to measure a
-# variant of the shipped configs, e.g. another batch size).
+# variant of the shipped configs, e.g. another batch size), UNIT_ENV (0: run
+# the collector without the systemd unit's Environment= settings).
 set -euo pipefail
 # EXTRA_CONFIG as given, from the caller's directory (the script runs from
 # the repository's root).
@@ -50,6 +51,13 @@ sim_writes=${SIM_WRITES:-6}
 port=${BENCH_PORT:-19840}
 prometheus=${PROMETHEUS_BIN:-prometheus}
 mkdir -p build/bench-e2e
+# The Go runtime's settings as the systemd unit gives them to the installed
+# collector (its Environment= lines: GOMAXPROCS=1, GOMEMLIMIT), for the
+# measured collector and the idle one; UNIT_ENV=0 runs without them.
+unit_env=()
+if [[ ${UNIT_ENV:-1} != 0 ]]; then
+	mapfile -t unit_env < <(sed -n 's/^Environment=//p' deploy/otelcol-ernic.service)
+fi
 # Whatever way the script ends, nothing it started stays behind (a
 # Prometheus left over on the backend's port once took the next runs'
 # data).
@@ -130,7 +138,7 @@ idle_rss() {
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/ernic-idle.XXXXXX")
 	over=$dir/over.yaml
 	printf 'exporters:\n  prometheus_text:\n    endpoint: 127.0.0.1:%d\nextensions:\n  health_check:\n    endpoint: 127.0.0.1:%d\n' "$port" $((port + 1)) >"$over"
-	ERNIC_RUN_DIR=$dir/run "$otelcol" --config config/local.yaml --config "$over" >"$dir/log" 2>&1 &
+	env "${unit_env[@]}" ERNIC_RUN_DIR="$dir/run" "$otelcol" --config config/local.yaml --config "$over" >"$dir/log" 2>&1 &
 	pid=$!
 	sleep 10
 	r=$(rss_kib "$pid")
@@ -182,7 +190,7 @@ run() {
 		configs+=(--config "$dir/pprof.yaml")
 	fi
 	[[ -z $extra_config ]] || configs+=(--config "$extra_config")
-	env "${env[@]}" "$otelcol" "${configs[@]}" >"$dir/col.log" 2>&1 &
+	env "${unit_env[@]}" "${env[@]}" "$otelcol" "${configs[@]}" >"$dir/col.log" 2>&1 &
 	col_pid=$!
 	if [[ $pipe == pull ]]; then
 		# A GET every 5 s, as a Prometheus scrape: its time in gets.
@@ -259,8 +267,9 @@ run() {
 
 declare -A series_of
 idle=$(idle_rss)
-printf 'idle collector RSS: %.1f MiB; sim files %s; %d s after %d s warm-up per run\n\n' "$(echo "$idle / 1024" | bc -l)" \
-	"$([[ $sim_writes -gt 0 ]] && echo "static after $sim_writes writes" || echo "rewritten every second")" "$duration" "$warmup"
+printf 'idle collector RSS: %.1f MiB; sim files %s; %d s after %d s warm-up per run; runtime environment: %s\n\n' "$(echo "$idle / 1024" | bc -l)" \
+	"$([[ $sim_writes -gt 0 ]] && echo "static after $sim_writes writes" || echo "rewritten every second")" "$duration" "$warmup" \
+	"${unit_env[*]:-none}"
 echo "| size | pipeline | series | CPU s/min | legacy CPU s/min | CPU / legacy | peak RSS MiB | steady RSS MiB | of it anonymous MiB | legacy RSS MiB | RSS / legacy | KiB/series | GET median s | GET max s | legacy GET s | lost points |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for size in $sizes; do
