@@ -48,6 +48,7 @@ const maxComms = 256
 // New returns a Table for the proc filesystem mounted at root (usually
 // "/proc"). It fails when root is not a directory.
 func New(root string) (*Table, error) {
+	root = filepath.Clean(root) // "/proc/" names files as "/proc/<pid>/stat"
 	pfs, err := procfs.NewFS(root)
 	if err != nil {
 		return nil, fmt.Errorf("proc_dir %q: %w", root, err)
@@ -143,13 +144,15 @@ func (t *Table) readStat(pid int) ([]byte, error) {
 	}
 	t.buf = t.buf[:0]
 	for {
+		if len(t.buf) > maxStatBytes {
+			return nil, fmt.Errorf("%s: larger than %d bytes", f.Name(), maxStatBytes)
+		}
 		if len(t.buf) == cap(t.buf) {
-			if len(t.buf) >= maxStatBytes {
-				return nil, fmt.Errorf("%s: larger than %d bytes", f.Name(), maxStatBytes)
-			}
 			t.buf = append(t.buf, 0)[:len(t.buf)]
 		}
-		n, err := f.Read(t.buf[len(t.buf):cap(t.buf)])
+		// At most one byte past the bound: a file of exactly
+		// maxStatBytes bytes ends in EOF, a longer one is refused.
+		n, err := f.Read(t.buf[len(t.buf):min(cap(t.buf), maxStatBytes+1)])
 		t.buf = t.buf[:len(t.buf)+n]
 		if err == io.EOF {
 			return t.buf, nil

@@ -31,7 +31,9 @@ var errStatFormat = errors.New("unexpected format")
 // parseStat parses fields 2, 3 and 22 of a /proc/<pid>/stat file: "pid
 // (comm) state ppid ... starttime ...". comm is between the first "(" and
 // the last ")", as procfs and the kernel's own readers take it, so a name
-// with ") " in it cannot shift the fields that follow.
+// with ") " in it cannot shift the fields that follow. starttime must be
+// followed by a space or a newline, so that a file cut short is an error
+// rather than a wrong start time.
 func parseStat(data []byte) (stat, error) {
 	l := bytes.IndexByte(data, '(')
 	r := bytes.LastIndexByte(data, ')')
@@ -57,6 +59,12 @@ func parseStat(data []byte) (stat, error) {
 			n, ok := parseUint(tok)
 			if !ok {
 				return stat{}, fmt.Errorf("%w: starttime %q", errStatFormat, tok)
+			}
+			if end == len(rest) && len(tok) == end {
+				// Neither a space nor a newline after it: the file was
+				// cut (the kernel's goes on to field 52 and a newline),
+				// maybe within starttime.
+				return stat{}, fmt.Errorf("%w: starttime %q at the end of a line cut short", errStatFormat, tok)
 			}
 			st.startTicks = n
 			return st, nil

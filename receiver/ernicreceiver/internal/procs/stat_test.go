@@ -6,7 +6,9 @@ package procs
 import (
 	"os"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/procfs"
 	"github.com/stretchr/testify/assert"
@@ -30,8 +32,8 @@ func TestParseStat(t *testing.T) {
 	assert.Equal(t, byte('Z'), st.state)
 	assert.Equal(t, uint64(98765), st.startTicks)
 
-	// starttime as the last field, without a newline.
-	st, err = parseStat([]byte("7 (x) R 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5"))
+	// starttime as the last field, ending the line.
+	st, err = parseStat([]byte("7 (x) R 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5\n"))
 	require.NoError(t, err)
 	assert.Equal(t, uint64(5), st.startTicks)
 
@@ -43,6 +45,7 @@ func TestParseStat(t *testing.T) {
 		"7 (x) RS 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5",
 		"7 (x) 0 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5",                    // state not a letter
 		"7 (x) R 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0",                      // 21 fields
+		"7 (x) R 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5",                    // cut in or after starttime: maybe 5..., not 5
 		"7 (x) R 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 -5",                   // negative
 		"7 (x) R 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 18446744073709551616", // overflow
 		"7 (x) R 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0  5",                   // empty field
@@ -118,4 +121,48 @@ func FuzzParseStat(f *testing.F) {
 			t.Fatalf("%q: %+v", data, st)
 		}
 	})
+}
+
+// A stat file cut short in starttime (the kernel's always goes on to field
+// 52 and a newline) is an error, as it was with procfs, not a start time
+// of a few ticks after boot that would read as a pid reused.
+func TestLookupTruncatedStat(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(root+"/stat", []byte("btime 100\n"), 0o644))
+	require.NoError(t, os.Mkdir(root+"/1", 0o755))
+	require.NoError(t, os.Mkdir(root+"/77", 0o755))
+	full := "77 (x) S 1 77 77 0 -1 4194560 100 0 0 0 10 5 0 0 20 0 1 0 123456 123456789 1000\n"
+	require.NoError(t, os.WriteFile(root+"/77/stat", []byte(full[:strings.Index(full, "123456 ")+2]), 0o644))
+	tab, err := New(root)
+	require.NoError(t, err)
+	p, err := tab.Lookup(77)
+	require.ErrorIs(t, err, errStatFormat)
+	assert.Equal(t, Process{Alive: true}, p)
+}
+
+// Lookup reads a stat file longer than the first buffer in several reads
+// (the kept buffer grows), up to maxStatBytes bytes inclusive, and reads a
+// short file after a long one.
+func TestLookupStatSizes(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(root+"/stat", []byte("btime 100\n"), 0o644))
+	require.NoError(t, os.Mkdir(root+"/1", 0o755))
+	require.NoError(t, os.Mkdir(root+"/77", 0o755))
+	tab, err := New(root)
+	require.NoError(t, err)
+	const head, tail = "77 (", ") S 1 77 77 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 250 0\n"
+	for _, size := range []int{100, 511, 512, 513, 1500, maxStatBytes - 1, maxStatBytes, 300} {
+		comm := strings.Repeat("c", size-len(head)-len(tail))
+		require.NoError(t, os.WriteFile(root+"/77/stat", []byte(head+comm+tail), 0o644))
+		p, err := tab.Lookup(77)
+		require.NoError(t, err, "%d bytes", size)
+		assert.Equal(t, Process{Alive: true, Start: time.Unix(102, 500_000_000), Comm: comm}, p, "%d bytes", size)
+	}
+	for _, size := range []int{maxStatBytes + 1, maxStatBytes + 1000, 100_000} {
+		comm := strings.Repeat("c", size-len(head)-len(tail))
+		require.NoError(t, os.WriteFile(root+"/77/stat", []byte(head+comm+tail), 0o644))
+		p, err := tab.Lookup(77)
+		require.ErrorContains(t, err, "larger than", "%d bytes", size)
+		assert.Equal(t, Process{Alive: true}, p)
+	}
 }
