@@ -32,6 +32,11 @@ func TestParseStat(t *testing.T) {
 	assert.Equal(t, byte('Z'), st.state)
 	assert.Equal(t, uint64(98765), st.startTicks)
 
+	// X (dead) is parsed as such; Lookup counts it as dead like Z.
+	st, err = parseStat([]byte("7 (x) X 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5\n"))
+	require.NoError(t, err)
+	assert.Equal(t, byte('X'), st.state)
+
 	// starttime as the last field, ending the line.
 	st, err = parseStat([]byte("7 (x) R 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5\n"))
 	require.NoError(t, err)
@@ -43,7 +48,10 @@ func TestParseStat(t *testing.T) {
 		"7 x) R 1",
 		"7 (x)R 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5",
 		"7 (x) RS 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5",
-		"7 (x) 0 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5",                    // state not a letter
+		"7 (x) 0 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5",   // state not a letter
+		"7 (x)_S 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5\n", // no space after the name
+		"1 (x)",
+		"1 (x) ",
 		"7 (x) R 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0",                      // 21 fields
 		"7 (x) R 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5",                    // cut in or after starttime: maybe 5..., not 5
 		"7 (x) R 1 7 7 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 -5",                   // negative
