@@ -129,6 +129,10 @@ func TestCheckInvalidUTF8(t *testing.T) {
 	// A wrong value, a sample outside the fault, no series at all.
 	wantErrors(t, "wrong value", checkInvalidUTF8(ws, model.Matrix{series("counter", name, every1s(11, 15, one))}, states, trunc(2)), true)
 	wantErrors(t, "outside the fault", checkInvalidUTF8(ws, model.Matrix{series("counter", name, every1s(11, 25, val))}, states, trunc(2)), true)
+	// The last read held for shrunkLimit scrapes after the fault's end
+	// (its counter gone, the file is smaller): up to 15+4+3 s, not after.
+	wantErrors(t, "held while shrunk", checkInvalidUTF8(ws, model.Matrix{series("counter", name, every1s(11, 22, val))}, states, trunc(2)), false)
+	wantErrors(t, "held too long", checkInvalidUTF8(ws, model.Matrix{series("counter", name, every1s(11, 23, val))}, states, trunc(2)), true)
 	wantErrors(t, "no series", checkInvalidUTF8(ws, nil, states, trunc(2)), true)
 }
 
