@@ -38,7 +38,7 @@ type Table struct {
 	root     string
 	bootTime time.Time         // zero until /proc/stat was read
 	hidden   bool              // see Hidden
-	buf      []byte            // the last <pid>/stat read
+	buf      []byte            // the last <pid>/stat read (readStat)
 	comms    map[string]string // command names returned, interned (comm)
 }
 
@@ -131,8 +131,9 @@ func (t *Table) Lookup(pid int) (Process, error) {
 	return Process{Alive: true, Start: start, Comm: t.comm(st.comm)}, nil
 }
 
-// readStat reads <root>/<pid>/stat whole into t.buf (grown as needed) and
-// returns its content.
+// readStat reads <root>/<pid>/stat whole into t.buf, allocated once at
+// maxStatBytes+1 bytes, and returns its content; a file longer than
+// maxStatBytes is an error.
 func (t *Table) readStat(pid int) ([]byte, error) {
 	f, err := os.Open(t.root + "/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
@@ -140,26 +141,16 @@ func (t *Table) readStat(pid int) ([]byte, error) {
 	}
 	defer f.Close()
 	if t.buf == nil {
-		t.buf = make([]byte, 0, 512)
+		t.buf = make([]byte, maxStatBytes+1)
 	}
-	t.buf = t.buf[:0]
-	for {
-		if len(t.buf) > maxStatBytes {
-			return nil, fmt.Errorf("%s: larger than %d bytes", f.Name(), maxStatBytes)
-		}
-		if len(t.buf) == cap(t.buf) {
-			t.buf = append(t.buf, 0)[:len(t.buf)]
-		}
-		// At most one byte past the bound: a file of exactly
-		// maxStatBytes bytes ends in EOF, a longer one is refused.
-		n, err := f.Read(t.buf[len(t.buf):min(cap(t.buf), maxStatBytes+1)])
-		t.buf = t.buf[:len(t.buf)+n]
-		if err == io.EOF {
-			return t.buf, nil
-		}
-		if err != nil {
-			return nil, err
-		}
+	n, err := io.ReadFull(f, t.buf)
+	switch err {
+	case io.EOF, io.ErrUnexpectedEOF: // the whole file, shorter than the buffer
+		return t.buf[:n], nil
+	case nil:
+		return nil, fmt.Errorf("%s: larger than %d bytes", f.Name(), maxStatBytes)
+	default:
+		return nil, err
 	}
 }
 

@@ -148,9 +148,8 @@ func TestLookupTruncatedStat(t *testing.T) {
 	assert.Equal(t, Process{Alive: true}, p)
 }
 
-// Lookup reads a stat file longer than the first buffer in several reads
-// (the kept buffer grows), up to maxStatBytes bytes inclusive, and reads a
-// short file after a long one.
+// Lookup reads a stat file of up to maxStatBytes bytes inclusive, and a
+// short file after a long one into the same buffer.
 func TestLookupStatSizes(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.WriteFile(root+"/stat", []byte("btime 100\n"), 0o644))
