@@ -210,10 +210,71 @@ func joinResourceAttributes(md pmetric.Metrics) {
 	}
 }
 
+// hostLike is a batch shaped like a scrape of the ernic receiver after the
+// shipped pipeline's resource/host processor: a resource per instance
+// (ernic.id, role, service.name, service.instance.id) with 25 metrics of
+// one point, the 74 LIF counters as one metric, and 8 per-QP metrics of
+// qps points each.
+func hostLike(instances, qps int) pmetric.Metrics {
+	md := pmetric.NewMetrics()
+	ts := pcommon.NewTimestampFromTime(time.Unix(1_700_000_000, 123_000_000))
+	for id := range instances {
+		rm := md.ResourceMetrics().AppendEmpty()
+		res := rm.Resource().Attributes()
+		res.PutStr("ernic.id", fmt.Sprint(id+1))
+		res.PutStr("role", "worker")
+		res.PutStr("service.name", "ernic")
+		res.PutStr("service.instance.id", "node-17")
+		ms := rm.ScopeMetrics().AppendEmpty().Metrics()
+		counter := func(name string) pmetric.NumberDataPointSlice {
+			m := ms.AppendEmpty()
+			m.SetName(name)
+			sum := m.SetEmptySum()
+			sum.SetIsMonotonic(true)
+			sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+			return sum.DataPoints()
+		}
+		for i := range 25 {
+			dp := counter(fmt.Sprintf("ernic.device.counter%d", i)).AppendEmpty()
+			dp.SetTimestamp(ts)
+			dp.SetIntValue(int64(i))
+		}
+		lif := counter("ernic.lif.counter")
+		for i := range 74 {
+			dp := lif.AppendEmpty()
+			dp.SetTimestamp(ts)
+			dp.SetIntValue(int64(i))
+			dp.Attributes().PutStr("counter", fmt.Sprintf("lif_counter_%d", i))
+		}
+		for k := range 8 {
+			dps := counter(fmt.Sprintf("ernic.qp.counter%d", k))
+			for q := range qps {
+				dp := dps.AppendEmpty()
+				dp.SetTimestamp(ts)
+				dp.SetIntValue(int64(q * k))
+				dp.Attributes().PutStr("qp", fmt.Sprint(q*7+1))
+			}
+		}
+	}
+	return md
+}
+
 func BenchmarkTranslate(b *testing.B) {
+	cfg := createDefaultConfig().(*Config)
+	for _, size := range []struct{ instances, qps int }{{16, 64}, {64, 1024}} {
+		md := hostLike(size.instances, size.qps)
+		n := md.DataPointCount()
+		b.Run(fmt.Sprintf("host-%dx%d", size.instances, size.qps), func(b *testing.B) {
+			tr := newTranslator(cfg)
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = tr.translate(md)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/point")
+		})
+	}
 	md := receiverLike(50_000)
 	n := md.DataPointCount()
-	cfg := createDefaultConfig().(*Config)
 	b.Run("direct", func(b *testing.B) {
 		tr := newTranslator(cfg)
 		b.ReportAllocs()
