@@ -6,6 +6,7 @@ package remotewriteexporter
 import (
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/prometheus/prompb"
@@ -68,23 +69,28 @@ func TestTemplateMatchesGeneral(t *testing.T) {
 				fast := newTranslator(cfg)
 				general := newTranslator(cfg)
 				general.noTemplates = true
-				a, errA := fast.translate(md)
 				b, errB := general.translate(md)
-				require.Equal(t, errB, errA)
-				got, want := decoded(t, a.payloads), decoded(t, b.payloads)
-				for k, v := range want {
-					if g, ok := got[k]; !ok {
-						t.Errorf("template path lacks %s", k)
-					} else {
-						assert.Equal(t, sampleBits(v), sampleBits(g), k)
+				want := decoded(t, b.payloads)
+				// The first batch makes the templates, the second
+				// takes them from the cache.
+				for round := range 2 {
+					a, errA := fast.translate(md)
+					require.Equal(t, errB, errA)
+					got := decoded(t, a.payloads)
+					for k, v := range want {
+						if g, ok := got[k]; !ok {
+							t.Errorf("round %d: template path lacks %s", round, k)
+						} else {
+							assert.Equal(t, sampleBits(v), sampleBits(g), k)
+						}
 					}
-				}
-				for k := range got {
-					if _, ok := want[k]; !ok {
-						t.Errorf("template path has %s, the general one not", k)
+					for k := range got {
+						if _, ok := want[k]; !ok {
+							t.Errorf("round %d: template path has %s, the general one not", round, k)
+						}
 					}
+					assert.Greater(t, len(got), 150)
 				}
-				assert.Greater(t, len(got), 150)
 			})
 		}
 	}
@@ -98,4 +104,52 @@ func sampleBits(samples []prompb.Sample) [][2]int64 {
 		out = append(out, [2]int64{int64(math.Float64bits(s.Value)), s.Timestamp})
 	}
 	return out
+}
+
+// A template is kept while batches use it and let go once sweepCalls
+// translate calls passed without one; a template of another resource is
+// another template.
+func TestTemplateCacheSweep(t *testing.T) {
+	tr := newTranslator(createDefaultConfig().(*Config))
+	a, b := hostLike(1, 4), hostLike(2, 4)
+	_, err := tr.translate(a)
+	require.NoError(t, err)
+	one := len(tr.templates.byKey)
+	require.Positive(t, one)
+	_, err = tr.translate(b) // instance 1 again, and instance 2
+	require.NoError(t, err)
+	assert.Equal(t, 2*one, len(tr.templates.byKey))
+	for range 2 * sweepCalls {
+		_, err = tr.translate(a)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, one, len(tr.templates.byKey), "instance 2's templates outlived the sweep")
+}
+
+// Batches translated at once by one translator share its templates and
+// give each its own, right, series (go test -race checks the sharing).
+func TestTemplateCacheConcurrent(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	shared := newTranslator(cfg)
+	batches := []pmetric.Metrics{hostLike(3, 8), templateBatch(), hostLike(5, 2)}
+	want := make([]map[string][]prompb.Sample, len(batches))
+	for i, md := range batches {
+		r, _ := newTranslator(cfg).translate(md)
+		want[i] = decoded(t, r.payloads)
+	}
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Go(func() {
+			for range 20 {
+				i := g % len(batches)
+				r, _ := shared.translate(batches[i])
+				got := decoded(t, r.payloads)
+				assert.Len(t, got, len(want[i]))
+				for k, v := range want[i] {
+					assert.Equal(t, sampleBits(v), sampleBits(got[k]), k)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -47,6 +47,8 @@ type translator struct {
 	promote bool
 	// noTemplates turns seriesTemplate off (tests compare both paths).
 	noTemplates bool
+	// templates are the series templates of earlier batches.
+	templates templateCache
 }
 
 func newTranslator(cfg *Config) *translator {
@@ -77,6 +79,10 @@ type batchState struct {
 	// resLabels are the labels of the resource's attributes being
 	// translated (promote), for templates.
 	resLabels []prompb.Label
+	// key is the template key being looked up (templateKey); values the
+	// filled-in values of the metric's template, by hole.
+	key    []byte
+	values []string
 }
 
 // labelOrder sorts series' labels by name. The series of one metric of one
@@ -128,6 +134,7 @@ var bufferPool sync.Pool
 // (before compression), and an error counting the points it could not
 // translate (the rest is in the request).
 func (t *translator) translate(md pmetric.Metrics) (*request, error) {
+	t.templates.tick()
 	st := &batchState{}
 	bufs, ok := bufferPool.Get().(*buffers)
 	if !ok {
@@ -186,6 +193,7 @@ func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map
 		return
 	}
 	var tmpl *seriesTemplate
+	tried := t.noTemplates
 	for i := range dps.Len() {
 		dp := dps.At(i)
 		var v float64
@@ -201,11 +209,21 @@ func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map
 			continue
 		}
 		ms := int64(dp.Timestamp()) / 1e6
-		if tmpl == nil && !t.noTemplates {
-			tmpl = t.newTemplate(name, dp.Attributes(), res, st.resLabels, base)
+		if !tried {
+			// The first point's attributes choose the metric's
+			// template; a point that does not fit it takes the general
+			// path.
+			tried = true
+			st.key = t.templateKey(st.key[:0], name, dp.Attributes(), res, st.resLabels, base)
+			tmpl = t.templates.get(st.key, func() *seriesTemplate {
+				return t.newTemplate(name, dp.Attributes(), res, st.resLabels, base)
+			})
+			if tmpl != nil {
+				st.values = slices.Grow(st.values[:0], len(tmpl.names))[:len(tmpl.names)]
+			}
 		}
-		if tmpl != nil && tmpl.fill(dp.Attributes()) {
-			t.appendSeriesOf(st, tmpl, v, ms)
+		if tmpl != nil && tmpl.fill(dp.Attributes(), st.values) {
+			t.appendSeriesOf(st, tmpl, st.values, v, ms)
 			continue
 		}
 		lbls := append(st.labels[:0], prompb.Label{Name: "__name__", Value: name})
@@ -247,15 +265,16 @@ func (t *translator) appendSeries(st *batchState, lbls []prompb.Label, v float64
 	st.inRaw++
 }
 
-// appendSeriesOf is appendSeries for the labels of a filled template.
-func (t *translator) appendSeriesOf(st *batchState, tp *seriesTemplate, v float64, ms int64) {
-	size := tp.labelsSize() + sampleFieldSize(ms)
+// appendSeriesOf is appendSeries for the labels of a template filled with
+// values.
+func (t *translator) appendSeriesOf(st *batchState, tp *seriesTemplate, values []string, v float64, ms int64) {
+	size := tp.labelsSize(values) + sampleFieldSize(ms)
 	if entry := fieldSize(size); len(st.raw) > 0 && len(st.raw)+entry > t.maxBytes {
 		st.flush()
 	}
 	b := protowire.AppendTag(st.raw, 1, protowire.BytesType) // WriteRequest.timeseries
 	b = protowire.AppendVarint(b, uint64(size))
-	b = tp.appendLabels(b)
+	b = tp.appendLabels(b, values)
 	st.raw = appendSample(b, v, ms)
 	st.inRaw++
 }
