@@ -26,8 +26,8 @@ type Config struct {
 
 	// QueueConfig is the collector's standard sending queue. With `storage`
 	// set to a storage extension (file_storage) it is persistent and holds
-	// each batch as the encoded request; its `sizer: bytes` counts those
-	// bytes (uncompressed protobuf). `batch` is not supported: the requests
+	// each batch as the encoded request, compressed with `compression`;
+	// its `sizer: bytes` counts those bytes. `batch` is not supported: the requests
 	// are encoded before the queue (use the batch processor).
 	QueueConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
 

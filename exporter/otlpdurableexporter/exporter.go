@@ -4,11 +4,13 @@
 package otlpdurableexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/otlpdurableexporter"
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"runtime"
+	"slices"
 	"strconv"
 
 	"go.opentelemetry.io/collector/component"
@@ -25,6 +27,7 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	grpcencoding "google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
 )
@@ -39,13 +42,21 @@ type otlpDurable struct {
 	userAgent string
 	conn      *grpc.ClientConn
 	callOpts  []grpc.CallOption
+	// compression is the gRPC compressor requests are compressed with as
+	// they enter the queue ("": none; compress.go).
+	compression string
 }
 
 func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (exporter.Metrics, error) {
+	compression, err := grpcCompression(cfg.Compression)
+	if err != nil {
+		return nil, err
+	}
 	e := &otlpDurable{
-		cfg:       cfg,
-		set:       set,
-		userAgent: fmt.Sprintf("%s/%s (%s/%s)", set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
+		cfg:         cfg,
+		set:         set,
+		userAgent:   fmt.Sprintf("%s/%s (%s/%s)", set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
+		compression: compression,
 	}
 	return xexporterhelper.NewMetricsRequest(ctx, set, e.encode, e.push,
 		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
@@ -76,8 +87,17 @@ func endpointAttributes(endpoint string) []attribute.KeyValue {
 // start opens the gRPC connection (in the background: a server that is
 // down is a failed send, retried, not a failed start).
 func (e *otlpDurable) start(ctx context.Context, host component.Host) error {
-	conn, err := e.cfg.ClientConfig.ToClientConn(ctx, host.GetExtensions(), e.set.TelemetrySettings,
-		configgrpc.WithGrpcDialOption(grpc.WithUserAgent(e.userAgent)))
+	// The requests are compressed already: the connection's compressor
+	// only names the compression (precompressed), in place of the one
+	// configgrpc would set from `compression`.
+	cc := e.cfg.ClientConfig
+	cc.Compression = "" // none
+	opts := []configgrpc.ToClientConnOption{configgrpc.WithGrpcDialOption(grpc.WithUserAgent(e.userAgent))}
+	if e.compression != "" {
+		//lint:ignore SA1019 grpc.WithCompressor ("supported throughout 1.x") is the one way to send a message compressed beforehand: see precompressed.
+		opts = append(opts, configgrpc.WithGrpcDialOption(grpc.WithCompressor(precompressed(e.compression))))
+	}
+	conn, err := cc.ToClientConn(ctx, host.GetExtensions(), e.set.TelemetrySettings, opts...)
 	if err != nil {
 		return err
 	}
@@ -98,13 +118,19 @@ func (e *otlpDurable) shutdown(context.Context) error {
 	return e.conn.Close()
 }
 
-// encode turns a batch into its ExportMetricsServiceRequest, once.
+// encode turns a batch into its ExportMetricsServiceRequest, compressed
+// with the configured compression, once.
 func (e *otlpDurable) encode(_ context.Context, md pmetric.Metrics) (xexporterhelper.Request, error) {
 	body, err := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
 	if err != nil {
 		return nil, consumererror.NewPermanent(fmt.Errorf("otlp_durable: encoding the batch: %w", err))
 	}
-	return &request{body: body, points: md.DataPointCount()}, nil
+	if e.compression != "" {
+		if body, err = compressBody(e.compression, body); err != nil {
+			return nil, consumererror.NewPermanent(fmt.Errorf("otlp_durable: compressing the batch (%s): %w", e.compression, err))
+		}
+	}
+	return &request{body: body, compression: e.compression, points: md.DataPointCount()}, nil
 }
 
 // push sends one encoded request and classifies the answer as otlp_grpc
@@ -117,8 +143,20 @@ func (e *otlpDurable) push(ctx context.Context, req xexporterhelper.Request) err
 	if e.conn == nil {
 		return errors.New("otlp_durable: exporter not started")
 	}
+	body, opts := r.body, e.callOpts
+	if r.compression != e.compression {
+		// Stored by a collector configured with another compression (or
+		// by one that stored requests uncompressed): sent with this one's,
+		// which gRPC applies to the decompressed request.
+		raw, err := decompressBody(r.compression, r.body)
+		if err != nil {
+			return consumererror.NewPermanent(fmt.Errorf("otlp_durable: a stored request (%s) does not decompress: %w", r.compression, err))
+		}
+		body = raw
+		opts = append(slices.Clip(opts), grpc.UseCompressor(cmp.Or(e.compression, grpcencoding.Identity)))
+	}
 	resp := pmetricotlp.NewExportResponse()
-	if err := classify(e.conn.Invoke(ctx, exportMethod, rawMessage(r.body), &resp, e.callOpts...)); err != nil {
+	if err := classify(e.conn.Invoke(ctx, exportMethod, rawMessage(body), &resp, opts...)); err != nil {
 		return err
 	}
 	if ps := resp.PartialSuccess(); ps.ErrorMessage() != "" || ps.RejectedDataPoints() != 0 {

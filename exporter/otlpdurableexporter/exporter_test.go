@@ -159,7 +159,7 @@ func jsonOf(t *testing.T, md pmetric.Metrics) string {
 // The server receives the batch as it was given, under each compression,
 // with the configured headers; a compressed one arrives compressed.
 func TestDeliversTheBatchUnchanged(t *testing.T) {
-	for _, c := range []configcompression.Type{configcompression.TypeZstd, configcompression.TypeGzip, "none"} {
+	for _, c := range []configcompression.Type{configcompression.TypeZstd, configcompression.TypeGzip, configcompression.TypeSnappy, "none"} {
 		t.Run(string(c), func(t *testing.T) {
 			srv := newServer(t, nil)
 			cfg := testConfig(srv.addr)

@@ -42,8 +42,11 @@ func TestEncodingRejectsDamagedEntries(t *testing.T) {
 	for name, b := range map[string][]byte{
 		"empty":         nil,
 		"other version": {9, 1, 0},
-		"no count":      {encodingVersion},
-		"count too big": {encodingVersion, 0xff, 0xff, 0x03},
+		"no name":       {encodingVersion},
+		"name too long": {encodingVersion, 5, 'z', 's', 't', 'd'},
+		"no count":      {encodingVersion, 0},
+		"count too big": {encodingVersion, 0, 0xff, 0xff, 0x03},
+		"v1 no count":   {1},
 	} {
 		_, _, err := encoding{}.Unmarshal(b)
 		require.Error(t, err, name)
