@@ -20,7 +20,8 @@
 # seconds per minute, peak and steady (median of the second half) RSS and
 # the anonymous part of the steady RSS (the rest is mapped files: the
 # binary, and bbolt's queue file for the push pipelines),
-# KiB per series (steady RSS above an idle collector's, per series), the
+# KiB per series (steady RSS above an idle collector's, with the same
+# telemetry reader, per series), the
 # median and the longest GET (pull only), and the points the collector lost
 # (its own refused/failed/dropped counters, listed on stderr).
 #
@@ -132,13 +133,18 @@ service:
 YAML
 }
 
-# idle_rss: RSS of the collector on an empty run directory (local.yaml).
+# idle_rss: RSS of the collector on an empty run directory (local.yaml),
+# with the same telemetry reader as the measured runs (the Prometheus
+# client and the SDK behind it are about 1 MiB of RSS, mapped code, that
+# no shipped config has: it is the bench's instrument, not the cost of
+# the series).
 idle_rss() {
 	local dir over pid r
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/ernic-idle.XXXXXX")
 	over=$dir/over.yaml
 	printf 'exporters:\n  prometheus_text:\n    endpoint: 127.0.0.1:%d\nextensions:\n  health_check:\n    endpoint: 127.0.0.1:%d\n' "$port" $((port + 1)) >"$over"
-	env "${unit_env[@]}" ERNIC_RUN_DIR="$dir/run" "$otelcol" --config config/local.yaml --config "$over" >"$dir/log" 2>&1 &
+	telemetry $((port + 2)) >"$dir/telemetry.yaml"
+	env "${unit_env[@]}" ERNIC_RUN_DIR="$dir/run" "$otelcol" --config config/local.yaml --config "$over" --config "$dir/telemetry.yaml" >"$dir/log" 2>&1 &
 	pid=$!
 	sleep 10
 	r=$(rss_kib "$pid")
