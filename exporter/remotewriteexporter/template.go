@@ -183,10 +183,12 @@ func (tp *seriesTemplate) appendLabels(b []byte, values []string) []byte {
 // template depends on (templateKey): the series of a host are the same from
 // one scrape to the next, and making a template anew for every metric of
 // every resource of every batch was 19 % of a 16x64 batch's translation
-// (BenchmarkTranslate). A template no batch used in the last sweepCalls
-// translate calls is let go, so the cache holds about the templates of the
-// series that still exist. Safe for concurrent use; a template is not
-// changed once made.
+// (BenchmarkTranslate). A template no batch used since the sweep before
+// last (between sweepCalls and twice that many translate calls) is let go,
+// so the cache holds about the templates of the series that still exist;
+// and it starts anew past maxTemplates, for a source whose resource
+// attributes churn faster than that. Safe for concurrent use; a template
+// is not changed once made.
 type templateCache struct {
 	mu    sync.Mutex
 	byKey map[string]*cachedTemplate
@@ -204,6 +206,10 @@ type cachedTemplate struct {
 // at 16x64 (one batch a 5 s scrape) about 5 minutes, at 64x1024 (27
 // batches a scrape) about 2 scrapes.
 const sweepCalls = 64
+
+// maxTemplates bounds the cache: a 64x1024 host has about 2,600 templates
+// (64 resources of about 40 metrics).
+const maxTemplates = 50_000
 
 // tick counts a translate call, and every sweepCalls calls lets go of the
 // templates unused since the sweep before.
@@ -229,7 +235,7 @@ func (c *templateCache) get(key []byte, make func() *seriesTemplate) *seriesTemp
 		e.used = c.calls
 		return e.tp
 	}
-	if c.byKey == nil {
+	if c.byKey == nil || len(c.byKey) >= maxTemplates {
 		c.byKey = map[string]*cachedTemplate{}
 	}
 	tp := make()

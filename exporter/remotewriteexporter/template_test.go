@@ -153,3 +153,12 @@ func TestTemplateCacheConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// The cache starts anew when it would hold more than maxTemplates.
+func TestTemplateCacheBound(t *testing.T) {
+	var c templateCache
+	for i := range maxTemplates + 10 {
+		c.get(fmt.Appendf(nil, "k%d", i), func() *seriesTemplate { return nil })
+	}
+	assert.Equal(t, 10, len(c.byKey))
+}
