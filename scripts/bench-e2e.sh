@@ -36,7 +36,8 @@
 # variant with the extension: `make bench-e2e-pprof` sets OTELCOL to it),
 # EXTRA_CONFIG (a config file given to the collector last, to measure a
 # variant of the shipped configs, e.g. another batch size), UNIT_ENV (0: run
-# the collector without the systemd unit's Environment= settings).
+# the collector without the systemd unit's Environment= settings), FLOOR
+# (0: skip the pdata floor printed first, pdata_floor).
 set -euo pipefail
 # EXTRA_CONFIG as given, from the caller's directory (the script runs from
 # the repository's root).
@@ -271,8 +272,21 @@ run() {
 	}'
 }
 
+# pdata_floor: the receiver's BenchmarkRecordFloor (building points in pdata,
+# nothing read or kept; median of three, ns a point), the machine's speed
+# for this kind of work in the same run: it was 157 and 274-283 on the same
+# 2-vCPU VM on two days, and the collector's CPU moved with it. FLOOR=0
+# skips it.
+pdata_floor() {
+	[[ ${FLOOR:-1} != 0 ]] || { echo "-"; return; }
+	(cd receiver/ernicreceiver && go test -run '^$' -bench 'BenchmarkRecordFloor$' -count 3 . 2>/dev/null) |
+		awk '{ for (i = 2; i <= NF; i++) if ($i == "ns/point") print $(i - 1) }' | median
+}
+
 declare -A series_of
+floor=$(pdata_floor)
 idle=$(idle_rss)
+printf 'pdata floor (BenchmarkRecordFloor, the machine'"'"'s speed for this work): %s ns a point\n' "$floor"
 printf 'idle collector RSS: %.1f MiB; sim files %s; %d s after %d s warm-up per run; runtime environment: %s\n\n' "$(echo "$idle / 1024" | bc -l)" \
 	"$([[ $sim_writes -gt 0 ]] && echo "static after $sim_writes writes" || echo "rewritten every second")" "$duration" "$warmup" \
 	"${unit_env[*]:-none}"
