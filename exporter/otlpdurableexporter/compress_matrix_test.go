@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configcompression"
 	"go.opentelemetry.io/collector/exporter/exportertest"
@@ -25,11 +24,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/stats"
-	"google.golang.org/grpc/status"
 
-	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/storagetest"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/otlpdurableexporter/internal/metadata"
 )
 
@@ -169,20 +165,7 @@ func TestUnmarshalRandomBytes(t *testing.T) {
 func TestRestartWithOtherCompression(t *testing.T) {
 	for _, c := range [][2]configcompression.Type{{"zstd", "none"}, {"none", "gzip"}, {"gzip", "snappy"}} {
 		t.Run(string(c[0])+"->"+string(c[1]), func(t *testing.T) {
-			var mu sync.Mutex
-			down := true
-			srv := newServer(t, func(int) (pmetricotlp.ExportResponse, error) {
-				mu.Lock()
-				defer mu.Unlock()
-				if down {
-					return pmetricotlp.NewExportResponse(), status.Error(codes.Unavailable, "down")
-				}
-				return pmetricotlp.NewExportResponse(), nil
-			})
-			sid := component.MustNewID("memstorage")
-			host := storagetest.NewMemStorage().Host(sid)
-			cfg := testConfig(srv.addr)
-			cfg.QueueConfig.Get().StorageID = &sid
+			srv, serverUp, host, cfg := downServerAndStorage(t)
 			cfg.Compression = c[0]
 			e, _ := start(t, cfg, host)
 			want := []pmetric.Metrics{batch(0, 30), batch(1, 40)}
@@ -191,13 +174,9 @@ func TestRestartWithOtherCompression(t *testing.T) {
 			}
 			time.Sleep(50 * time.Millisecond)
 			require.NoError(t, e.Shutdown(context.Background()))
-			mu.Lock()
-			down = false
-			mu.Unlock()
-			cfg2 := testConfig(srv.addr)
-			cfg2.QueueConfig.Get().StorageID = &sid
-			cfg2.Compression = c[1]
-			e, _ = start(t, cfg2, host)
+			serverUp()
+			cfg.Compression = c[1]
+			e, _ = start(t, cfg, host)
 			defer func() { require.NoError(t, e.Shutdown(context.Background())) }()
 			waitFor(t, "both batches", func() bool { return len(srv.accepted()) == 2 })
 			got := map[string]string{}

@@ -218,23 +218,36 @@ func TestPartialSuccessIsLogged(t *testing.T) {
 	require.Equal(t, "2 points too old", entry.ContextMap()["message"])
 }
 
-// A persistent queue filled while the server is down is delivered, in
-// order and unchanged, by the next process once the server is up.
-func TestPersistentQueueSurvivesRestart(t *testing.T) {
-	var up sync.Mutex
+// downServerAndStorage returns a server that answers Unavailable until
+// serverUp is called, a host with an in-memory storage extension that
+// outlives exporters, and a config whose persistent queue uses it.
+func downServerAndStorage(t *testing.T) (srv *server, serverUp func(), host component.Host, cfg *Config) {
+	var mu sync.Mutex
 	down := true
-	srv := newServer(t, func(int) (pmetricotlp.ExportResponse, error) {
-		up.Lock()
-		defer up.Unlock()
+	srv = newServer(t, func(int) (pmetricotlp.ExportResponse, error) {
+		mu.Lock()
+		defer mu.Unlock()
 		if down {
 			return pmetricotlp.NewExportResponse(), status.Error(codes.Unavailable, "down")
 		}
 		return pmetricotlp.NewExportResponse(), nil
 	})
 	sid := component.MustNewID("memstorage")
-	host := storagetest.NewMemStorage().Host(sid)
-	cfg := testConfig(srv.addr)
+	host = storagetest.NewMemStorage().Host(sid)
+	cfg = testConfig(srv.addr)
 	cfg.QueueConfig.Get().StorageID = &sid
+	serverUp = func() {
+		mu.Lock()
+		down = false
+		mu.Unlock()
+	}
+	return srv, serverUp, host, cfg
+}
+
+// A persistent queue filled while the server is down is delivered, in
+// order and unchanged, by the next process once the server is up.
+func TestPersistentQueueSurvivesRestart(t *testing.T) {
+	srv, serverUp, host, cfg := downServerAndStorage(t)
 	e, _ := start(t, cfg, host)
 	want := []pmetric.Metrics{batch(0, 3), batch(1, 4), batch(2, 5)}
 	for _, md := range want {
@@ -244,9 +257,7 @@ func TestPersistentQueueSurvivesRestart(t *testing.T) {
 	require.NoError(t, e.Shutdown(context.Background()))
 	require.Empty(t, srv.accepted())
 
-	up.Lock()
-	down = false
-	up.Unlock()
+	serverUp()
 	e, _ = start(t, cfg, host)
 	defer func() { require.NoError(t, e.Shutdown(context.Background())) }()
 	waitFor(t, "the three stored batches", func() bool { return len(srv.accepted()) == 3 })

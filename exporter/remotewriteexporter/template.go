@@ -227,8 +227,8 @@ func (c *templateCache) tick() {
 	}
 }
 
-// get returns the template of key, made by make when there is none.
-func (c *templateCache) get(key []byte, make func() *seriesTemplate) *seriesTemplate {
+// get returns the template of key, made by newTemplate when there is none.
+func (c *templateCache) get(key []byte, newTemplate func() *seriesTemplate) *seriesTemplate {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.byKey[string(key)]; ok {
@@ -238,7 +238,7 @@ func (c *templateCache) get(key []byte, make func() *seriesTemplate) *seriesTemp
 	if c.byKey == nil || len(c.byKey) >= maxTemplates {
 		c.byKey = map[string]*cachedTemplate{}
 	}
-	tp := make()
+	tp := newTemplate()
 	c.byKey[string(key)] = &cachedTemplate{tp: tp, used: c.calls}
 	return tp
 }

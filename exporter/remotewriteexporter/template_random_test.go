@@ -13,7 +13,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/golang/snappy"
 	"github.com/prometheus/prometheus/prompb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,18 +20,12 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
-// series returns every series of payloads, in order, as text.
+// seriesText returns every series of payloads, in order, as text.
 func seriesText(t *testing.T, payloads [][]byte) []string {
 	var out []string
-	for _, p := range payloads {
-		raw, err := snappy.Decode(nil, p)
-		require.NoError(t, err)
-		var wr prompb.WriteRequest
-		require.NoError(t, wr.Unmarshal(raw))
-		for _, ts := range wr.Timeseries {
-			out = append(out, fmt.Sprintf("%s %v", labelsText(ts.Labels), sampleBits(ts.Samples)))
-		}
-	}
+	forEachSeries(t, payloads, func(ts prompb.TimeSeries) {
+		out = append(out, fmt.Sprintf("%s %v", labelsText(ts.Labels), sampleBits(ts.Samples)))
+	})
 	return out
 }
 

@@ -93,19 +93,27 @@ func receiverLike(qps int) pmetric.Metrics {
 	return md
 }
 
-// decoded maps each series (its labels as text) to its samples.
-func decoded(t *testing.T, payloads [][]byte) map[string][]prompb.Sample {
-	out := map[string][]prompb.Sample{}
+// forEachSeries calls fn with every series of payloads (snappy-compressed
+// WriteRequests), in order.
+func forEachSeries(t *testing.T, payloads [][]byte, fn func(prompb.TimeSeries)) {
 	for _, p := range payloads {
 		raw, err := snappy.Decode(nil, p)
 		require.NoError(t, err)
 		var wr prompb.WriteRequest
 		require.NoError(t, wr.Unmarshal(raw))
 		for _, ts := range wr.Timeseries {
-			require.True(t, slices.IsSortedFunc(ts.Labels, cmpLabel), "labels sorted: %v", ts.Labels)
-			out[labelsText(ts.Labels)] = ts.Samples
+			fn(ts)
 		}
 	}
+}
+
+// decoded maps each series (its labels as text) to its samples.
+func decoded(t *testing.T, payloads [][]byte) map[string][]prompb.Sample {
+	out := map[string][]prompb.Sample{}
+	forEachSeries(t, payloads, func(ts prompb.TimeSeries) {
+		require.True(t, slices.IsSortedFunc(ts.Labels, cmpLabel), "labels sorted: %v", ts.Labels)
+		out[labelsText(ts.Labels)] = ts.Samples
+	})
 	return out
 }
 
