@@ -37,7 +37,9 @@
 # EXTRA_CONFIG (a config file given to the collector last, to measure a
 # variant of the shipped configs, e.g. another batch size), UNIT_ENV (0: run
 # the collector without the systemd unit's Environment= settings), FLOOR
-# (0: skip the pdata floor printed first, pdata_floor).
+# (0: skip the pdata floor printed first, pdata_floor), GZIP (0: the pull
+# runs' GETs ask for the text uncompressed; by default they ask for gzip,
+# as Prometheus does).
 set -euo pipefail
 # EXTRA_CONFIG as given, from the caller's directory (the script runs from
 # the repository's root).
@@ -57,6 +59,8 @@ mkdir -p build/bench-e2e
 # collector (its Environment= lines: GOMAXPROCS=1, GOMEMLIMIT), for the
 # measured collector and the idle one; UNIT_ENV=0 runs without them.
 unit_env=()
+accept=(-H 'Accept-Encoding: gzip')
+[[ ${GZIP:-1} != 0 ]] || accept=()
 if [[ ${UNIT_ENV:-1} != 0 ]]; then
 	mapfile -t unit_env < <(sed -n 's/^Environment=//p' deploy/otelcol-ernic.service)
 fi
@@ -200,10 +204,11 @@ run() {
 	env "${unit_env[@]}" "${env[@]}" "$otelcol" "${configs[@]}" >"$dir/col.log" 2>&1 &
 	col_pid=$!
 	if [[ $pipe == pull ]]; then
-		# A GET every 5 s, as a Prometheus scrape: its time in gets.
+		# A GET every 5 s, as a Prometheus scrape (which asks for gzip;
+		# GZIP=0 asks for the text as it is): its time in gets.
 		(
 			while sleep 5; do
-				curl -s --max-time 60 -o /dev/null -w '%{time_total}\n' "127.0.0.1:$port/metrics" >>"$dir/gets" || true
+				curl -s --max-time 60 "${accept[@]}" -o /dev/null -w '%{time_total}\n' "127.0.0.1:$port/metrics" >>"$dir/gets" || true
 			done
 		) &
 		get_pid=$!
@@ -287,9 +292,9 @@ declare -A series_of
 floor=$(pdata_floor)
 idle=$(idle_rss)
 printf 'pdata floor (BenchmarkRecordFloor, the machine'"'"'s speed for this work): %s ns a point\n' "$floor"
-printf 'idle collector RSS: %.1f MiB; sim files %s; %d s after %d s warm-up per run; runtime environment: %s\n\n' "$(echo "$idle / 1024" | bc -l)" \
+printf 'idle collector RSS: %.1f MiB; sim files %s; %d s after %d s warm-up per run; GETs ask for %s; runtime environment: %s\n\n' "$(echo "$idle / 1024" | bc -l)" \
 	"$([[ $sim_writes -gt 0 ]] && echo "static after $sim_writes writes" || echo "rewritten every second")" "$duration" "$warmup" \
-	"${unit_env[*]:-none}"
+	"$([[ ${#accept[@]} -gt 0 ]] && echo gzip || echo "the text uncompressed")" "${unit_env[*]:-none}"
 echo "| size | pipeline | series | CPU s/min | legacy CPU s/min | CPU / legacy | peak RSS MiB | steady RSS MiB | of it anonymous MiB | legacy RSS MiB | RSS / legacy | KiB/series | GET median s | GET max s | legacy GET s | lost points |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for size in $sizes; do
