@@ -134,23 +134,31 @@ func (e *textExporter) current() []*rendered {
 func (e *textExporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rs := e.current()
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	w.Header().Set("Vary", "Accept-Encoding") // the body depends on it
 	var out io.Writer = w
+	var gz *gzip.Writer
 	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
 		w.Header().Set("Content-Encoding", "gzip")
 		// klauspost/compress's stateless level compresses each 64 KiB
-		// write on its own: its writer holds 1.6 KB, where a BestSpeed
-		// writer of compress/gzip allocated 1.2 MB a GET, and it is
-		// twice as fast for 8 % more bytes (BenchmarkServe).
-		gz, _ := gzip.NewWriterLevel(w, gzip.StatelessCompression)
-		defer func() {
-			if err := gz.Close(); err != nil {
-				e.set.Logger.Debug("GET /metrics: the client went away", zap.Error(err))
-			}
-		}()
+		// write on its own: its writer is 160 bytes (the encoder's
+		// buffers come from the package's pools), where a BestSpeed
+		// writer of compress/gzip allocated 1.2 MB a GET; a 16×64 GET
+		// takes 1.8 ms against 2.9 ms, for 8 % more bytes
+		// (BenchmarkServe). The writer's Write does not keep its error,
+		// so it is closed only if every write went through: nothing is
+		// written after an error.
+		gz, _ = gzip.NewWriterLevel(w, gzip.StatelessCompression)
+		// A zero ModTime would be written as a timestamp of 2042; 0 is
+		// "none" (RFC 1952), as compress/gzip writes it.
+		gz.ModTime = time.Unix(0, 0)
 		out = gz
 	}
 	bw := bufio.NewWriterSize(out, 64<<10)
-	if err := write(bw, rs); err != nil {
+	err := write(bw, rs) // flushes bw
+	if err == nil && gz != nil {
+		err = gz.Close() // the last block and the trailer
+	}
+	if err != nil {
 		e.set.Logger.Debug("GET /metrics: the client went away", zap.Error(err))
 	}
 }

@@ -5,6 +5,7 @@ package prometheustextexporter
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -12,7 +13,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/prometheustextexporter/internal/metadata"
 )
 
 // hostBatch is a host of the bench's 16×64 kind: instances resources
@@ -47,7 +51,7 @@ func hostBatch(instances, qps int) pmetric.Metrics {
 // without compression; per series, and the bytes sent per series.
 func BenchmarkServe(b *testing.B) {
 	const instances, qps = 16, 64
-	e := newExporter(newTestExporter(&testing.T{}).set, createDefaultConfig().(*Config))
+	e := newExporter(exportertest.NewNopSettings(metadata.Type), createDefaultConfig().(*Config))
 	require.NoError(b, e.ConsumeMetrics(context.Background(), hostBatch(instances, qps)))
 	series := float64(instances * qps * 10)
 	for _, enc := range []string{"gzip", "identity"} {
@@ -70,19 +74,48 @@ func BenchmarkServe(b *testing.B) {
 	}
 }
 
-// TestGzipWritersReused: GETs in a row, gzip and not, each get the whole
-// text: a writer taken back from an earlier GET starts a new stream.
-func TestGzipWritersReused(t *testing.T) {
+// TestGzip: with no batch, the gzip stream is whole and empty; a GET of
+// several 64 KiB writes decodes, trailer and all (get fails without it), to
+// the plain text, compressed; and a client that goes away is not written to
+// again.
+func TestGzip(t *testing.T) {
 	e := newTestExporter(t)
-	require.NoError(t, e.ConsumeMetrics(context.Background(), hostBatch(2, 3)))
-	want, resp := get(t, e, false)
-	require.Empty(t, resp.Header.Get("Content-Encoding"))
-	require.Equal(t, 2*3*10, strings.Count(want, "\nernic_qp_counter"), want)
-	for i := range 4 {
-		got, resp := get(t, e, i%3 != 2)
-		require.Equal(t, want, got, "GET %d", i)
-		if i%3 != 2 {
-			require.Equal(t, "gzip", resp.Header.Get("Content-Encoding"))
-		}
+	got, resp := get(t, e, true)
+	require.Equal(t, "gzip", resp.Header.Get("Content-Encoding"))
+	require.Equal(t, "Accept-Encoding", resp.Header.Get("Vary"))
+	require.Empty(t, got)
+
+	require.NoError(t, e.ConsumeMetrics(context.Background(), hostBatch(4, 64)))
+	want, _ := get(t, e, false)
+	require.Equal(t, 4*64*10, strings.Count(want, "\nernic_qp_counter"))
+	require.Greater(t, len(want), 2*64<<10)
+	got, _ = get(t, e, true)
+	require.Equal(t, want, got)
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, req)
+	zipped := rec.Body.Bytes()
+	require.Less(t, len(zipped)*5, len(want))
+	require.Equal(t, []byte{0, 0, 0, 0}, zipped[4:8]) // MTIME: none
+
+	w := &brokenWriter{ResponseRecorder: httptest.NewRecorder(), room: 4 << 10}
+	e.ServeHTTP(w, req)
+	require.Equal(t, 1, w.failed)
+}
+
+// brokenWriter takes room bytes, then fails every write, counting them.
+type brokenWriter struct {
+	*httptest.ResponseRecorder
+	room, failed int
+}
+
+func (w *brokenWriter) Write(p []byte) (int, error) {
+	if len(p) > w.room {
+		w.room = -1 // gone for good
+		w.failed++
+		return 0, io.ErrClosedPipe
 	}
+	w.room -= len(p)
+	return w.ResponseRecorder.Write(p)
 }
