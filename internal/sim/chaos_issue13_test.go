@@ -84,7 +84,10 @@ func TestChaosIssue13Faults(t *testing.T) {
 
 // TestChaosPIDReuseDecoyComm checks the command name of pid-reuse's
 // unrelated process, read from /proc while the fault lasts: the server's
-// at the first fault, ChaosDecoyComm at the second, as the detail says.
+// or ChaosDecoyComm (every other fault), as the detail says, until it has
+// seen both. Faults on two instances overlap, and the one that started
+// first (the server's name) can be logged second: the order is not
+// checked (it once failed CI that way).
 func TestChaosPIDReuseDecoyComm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs for a few seconds")
@@ -98,10 +101,10 @@ func TestChaosPIDReuseDecoyComm(t *testing.T) {
 		Events: &events, Every: 30 * time.Millisecond, TornEvery: -1, RestartGap: 50 * time.Millisecond,
 		HoldMin: 1500 * time.Millisecond, HoldMax: 1600 * time.Millisecond, Kinds: []string{ChaosPIDReuse}, Seed: 2,
 	})
-	seen := 0
-	for deadline := time.Now().Add(20 * time.Second); seen < 2; {
+	seen, renamed, plain := 0, 0, 0
+	for deadline := time.Now().Add(20 * time.Second); renamed == 0 || plain == 0; {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d pid-reuse faults checked within 20s", seen)
+			t.Fatalf("within 20s, %d pid-reuse faults checked: %d with the decoy's command name, %d with the server's", seen, renamed, plain)
 		}
 		var faults []ChaosRecord
 		for _, r := range chaosLog(t, []byte(events.String())) {
@@ -116,9 +119,14 @@ func TestChaosPIDReuseDecoyComm(t *testing.T) {
 				t.Fatalf("fault %d: %v (%s)", seen, err, r.Detail)
 			}
 			comm := strings.TrimSpace(string(b))
-			renamed := strings.Contains(r.Detail, "command name: "+ChaosDecoyComm)
-			if renamed != (seen == 1) || (comm == ChaosDecoyComm) != renamed {
+			decoy := strings.Contains(r.Detail, "command name: "+ChaosDecoyComm)
+			if (comm == ChaosDecoyComm) != decoy {
 				t.Errorf("fault %d: comm %q, detail %q", seen, comm, r.Detail)
+			}
+			if decoy {
+				renamed++
+			} else {
+				plain++
 			}
 			seen++
 		}
