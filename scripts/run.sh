@@ -8,8 +8,9 @@
 #
 # Environment: OTELCOL, SIM (binaries; set by the Makefile),
 # ERNIC_RUN_DIR, ERNIC_EXPORTER_PORT (default 9840), ERNIC_HEALTH_PORT
-# (default 13133), and SIM_FLAGS (extra simulator flags, e.g.
-# "-instances 4 -qps 16").
+# (default 13133), SIM_FLAGS (extra simulator flags, e.g.
+# "-instances 4 -qps 16"), and the systemd unit's Environment= variables
+# (GOMAXPROCS, GOMEMLIMIT: the unit's values unless set).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -46,6 +47,13 @@ if [[ -z "${ERNIC_RUN_DIR:-}" ]]; then
 	extra_config=(--config "yaml:receivers::ernic::metrics::ernic.qp.wqes.by_opcode::enabled: true")
 fi
 
+# The systemd unit's runtime settings (GOMAXPROCS=1, GOMEMLIMIT), so that
+# the collector runs as the installed service does; a variable already set
+# in the environment wins.
+while IFS='=' read -r name value; do
+	[[ -n ${!name:-} ]] || export "$name=$value"
+	echo "$name=${!name}"
+done < <(sed -n 's/^Environment=//p' deploy/otelcol-ernic.service)
 echo "Run directory: $ERNIC_RUN_DIR"
 echo "Metrics: curl localhost:${ERNIC_EXPORTER_PORT:-9840}/metrics"
 # Not exec: the EXIT trap must stop the simulator after the collector exits.
