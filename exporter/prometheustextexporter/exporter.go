@@ -137,6 +137,7 @@ func (e *textExporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Vary", "Accept-Encoding") // the body depends on it
 	var out io.Writer = w
 	var gz *gzip.Writer
+	var zout *bufio.Writer // gz's output, before w
 	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
 		w.Header().Set("Content-Encoding", "gzip")
 		// klauspost/compress's stateless level compresses each 64 KiB
@@ -147,7 +148,16 @@ func (e *textExporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// (BenchmarkServe). The writer's Write does not keep its error,
 		// so it is closed only if every write went through: nothing is
 		// written after an error.
-		gz, _ = gzip.NewWriterLevel(w, gzip.StatelessCompression)
+		//
+		// The compressed bytes are gathered 64 KiB at a time before they
+		// go to w: the writer hands them on a few hundred bytes at a time,
+		// and the server wrote each 4 KiB of them to the socket with a
+		// write of its own (16 writes for a 16×64 GET, about 1,000 at
+		// 64×1024, each a chance for the Go scheduler to hand the only P
+		// to another thread). A 64×1024 GET took 0.077 s against 0.092 s
+		// with it, side by side.
+		zout = bufio.NewWriterSize(w, 64<<10)
+		gz, _ = gzip.NewWriterLevel(zout, gzip.StatelessCompression)
 		// A zero ModTime would be written as a timestamp of 2042; 0 is
 		// "none" (RFC 1952), as compress/gzip writes it.
 		gz.ModTime = time.Unix(0, 0)
@@ -157,6 +167,9 @@ func (e *textExporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	err := write(bw, rs) // flushes bw
 	if err == nil && gz != nil {
 		err = gz.Close() // the last block and the trailer
+	}
+	if err == nil && zout != nil {
+		err = zout.Flush()
 	}
 	if err != nil {
 		e.set.Logger.Debug("GET /metrics: the client went away", zap.Error(err))

@@ -99,18 +99,26 @@ func TestGzip(t *testing.T) {
 	require.Less(t, len(zipped)*5, len(want))
 	require.Equal(t, []byte{0, 0, 0, 0}, zipped[4:8]) // MTIME: none
 
-	w := &brokenWriter{ResponseRecorder: httptest.NewRecorder(), room: 4 << 10}
+	// The compressed bytes reach the connection 64 KiB at a time.
+	w := &brokenWriter{ResponseRecorder: httptest.NewRecorder(), room: 1 << 30}
+	e.ServeHTTP(w, req)
+	require.Equal(t, zipped, w.Body.Bytes())
+	require.Equal(t, 1+(len(zipped)-1)/(64<<10), w.writes)
+
+	w = &brokenWriter{ResponseRecorder: httptest.NewRecorder(), room: 4 << 10}
 	e.ServeHTTP(w, req)
 	require.Equal(t, 1, w.failed)
 }
 
-// brokenWriter takes room bytes, then fails every write, counting them.
+// brokenWriter takes room bytes, then fails every write, counting them;
+// writes counts every write.
 type brokenWriter struct {
 	*httptest.ResponseRecorder
-	room, failed int
+	room, failed, writes int
 }
 
 func (w *brokenWriter) Write(p []byte) (int, error) {
+	w.writes++
 	if len(p) > w.room {
 		w.room = -1 // gone for good
 		w.failed++
