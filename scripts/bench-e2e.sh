@@ -23,7 +23,10 @@
 # KiB per series (steady RSS above an idle collector's, with the same
 # telemetry reader, per series), the
 # median and the longest GET (pull only), and the points the collector lost
-# (its own refused/failed/dropped counters, listed on stderr).
+# (its own refused/failed/dropped counters, listed on stderr). The CPU is
+# also given against the legacy figures as if both ran on one machine:
+# scaled by how much faster than the legacy figures' machine this one reads
+# the run directory (BenchmarkFloor, read_floor).
 #
 # Environment: OTELCOL, SIM (binaries; set by the Makefile), SIZES (default
 # "16x64 64x256 16x1024 64x1024"), PIPELINES (default "pull prw otlp"),
@@ -37,7 +40,7 @@
 # EXTRA_CONFIG (a config file given to the collector last, to measure a
 # variant of the shipped configs, e.g. another batch size), UNIT_ENV (0: run
 # the collector without the systemd unit's Environment= settings), FLOOR
-# (0: skip the pdata floor printed first, pdata_floor), GZIP (0: the pull
+# (0: skip the floors printed first: pdata_floor, read_floor), GZIP (0: the pull
 # runs' GETs ask for the text uncompressed; by default they ask for gzip,
 # as Prometheus does).
 set -euo pipefail
@@ -68,6 +71,11 @@ fi
 # Prometheus left over on the backend's port once took the next runs'
 # data).
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
+
+# The read floor (BenchmarkFloor: read every file, split lines) of the
+# machine the legacy figures were taken on, ms (issue 11).
+ref_floor_16x64=0.26
+ref_floor_64x1024=12.4
 
 # Legacy exporter reference: CPU s/min, steady RSS MiB, GET s (issue 11).
 legacy() {
@@ -265,15 +273,16 @@ run() {
 	read -r l_cpu l_rss l_get <<<"$(legacy "$size")"
 	awk -v size="$size" -v pipe="$pipe" -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" \
 		-v peak="$peak" -v steady="$steady" -v anon="$anon" -v idle="$idle" -v series="$series" -v lost="$lost" \
-		-v gmed="$get_med" -v gmax="$get_max" -v lcpu="$l_cpu" -v lrss="$l_rss" -v lget="$l_get" 'BEGIN {
+		-v gmed="$get_med" -v gmax="$get_max" -v lcpu="$l_cpu" -v lrss="$l_rss" -v lget="$l_get" -v speed="$speed" 'BEGIN {
 		cpu = (c1 - c0) / 1e9 / ((t1 - t0) / 60)
 		ratio = (lcpu == "-") ? "-" : sprintf("%.2f", cpu / lcpu)
+		sratio = (lcpu == "-" || speed == "-") ? "-" : sprintf("%.2f", cpu * speed / lcpu)
 		rratio = (lrss == "-") ? "-" : sprintf("%.2f", steady / 1024 / lrss)
 		kps = (series > 0) ? sprintf("%.2f", (steady - idle) / series) : "-"
 		gm = (gmed == "-") ? "-" : sprintf("%.3f", gmed)
 		gx = (gmax == "-") ? "-" : sprintf("%.3f", gmax)
-		printf "| %s | %s | %d | %.2f | %s | %s | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s | %s | %d |\n",
-			size, pipe, series, cpu, lcpu, ratio, peak / 1024, steady / 1024, anon / 1024, lrss, rratio, kps, gm, gx, lget, lost
+		printf "| %s | %s | %d | %.2f | %s | %s | %s | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s | %s | %d |\n",
+			size, pipe, series, cpu, lcpu, ratio, sratio, peak / 1024, steady / 1024, anon / 1024, lrss, rratio, kps, gm, gx, lget, lost
 	}'
 }
 
@@ -288,15 +297,36 @@ pdata_floor() {
 		awk '{ for (i = 2; i <= NF; i++) if ($i == "ns/point") print $(i - 1) }' | median
 }
 
+# read_floor: the receiver's BenchmarkFloor at 16x64 and 64x1024 (median
+# of three, ms), and the speed of this machine for that work against the
+# one the legacy figures were taken on: the geometric mean of the two
+# reference floors over these (above 1: this machine is faster, and the
+# legacy exporter would cost less here than its figures say). The
+# "at equal speed" column multiplies the collector's CPU by it: a proxy (the
+# floor is reads and a byte search, the legacy exporter is Python), but the
+# one reference the cost issue gives for the legacy machine. FLOOR=0 skips it.
+read_floor() {
+	[[ ${FLOOR:-1} != 0 ]] || { echo "- - -"; return; }
+	local out f16 f64
+	out=$(cd receiver/ernicreceiver && go test -run '^$' -bench 'BenchmarkFloor/(16x64|64x1024)$' -count 3 . 2>/dev/null)
+	f16=$(awk '$1 ~ /^BenchmarkFloor\/16x64/ { print $3 / 1e6 }' <<<"$out" | median)
+	f64=$(awk '$1 ~ /^BenchmarkFloor\/64x1024/ { print $3 / 1e6 }' <<<"$out" | median)
+	awk -v a="$f16" -v b="$f64" -v ra="$ref_floor_16x64" -v rb="$ref_floor_64x1024" \
+		'BEGIN { if (a > 0 && b > 0) printf "%.3f %.1f %.2f\n", a, b, sqrt((ra / a) * (rb / b)); else print "- - -" }'
+}
+
 declare -A series_of
 floor=$(pdata_floor)
+read -r rfloor16 rfloor64 speed <<<"$(read_floor)"
 idle=$(idle_rss)
 printf 'pdata floor (BenchmarkRecordFloor, the machine'"'"'s speed for this work): %s ns a point\n' "$floor"
+printf 'read floor (BenchmarkFloor): %s ms at 16x64, %s ms at 64x1024, against %s and %s on the legacy figures'"'"' machine: this one is %sx as fast\n' \
+	"$rfloor16" "$rfloor64" "$ref_floor_16x64" "$ref_floor_64x1024" "$speed"
 printf 'idle collector RSS: %.1f MiB; sim files %s; %d s after %d s warm-up per run; GETs ask for %s; runtime environment: %s\n\n' "$(echo "$idle / 1024" | bc -l)" \
 	"$([[ $sim_writes -gt 0 ]] && echo "static after $sim_writes writes" || echo "rewritten every second")" "$duration" "$warmup" \
 	"$([[ ${#accept[@]} -gt 0 ]] && echo gzip || echo "the text uncompressed")" "${unit_env[*]:-none}"
-echo "| size | pipeline | series | CPU s/min | legacy CPU s/min | CPU / legacy | peak RSS MiB | steady RSS MiB | of it anonymous MiB | legacy RSS MiB | RSS / legacy | KiB/series | GET median s | GET max s | legacy GET s | lost points |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| size | pipeline | series | CPU s/min | legacy CPU s/min | CPU / legacy | CPU / legacy at equal speed | peak RSS MiB | steady RSS MiB | of it anonymous MiB | legacy RSS MiB | RSS / legacy | KiB/series | GET median s | GET max s | legacy GET s | lost points |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for size in $sizes; do
 	for pipe in $pipelines; do
 		run "$size" "$pipe"
