@@ -39,7 +39,8 @@
 # variant with the extension: `make bench-e2e-pprof` sets OTELCOL to it),
 # EXTRA_CONFIG (a config file given to the collector last, to measure a
 # variant of the shipped configs, e.g. another batch size), UNIT_ENV (0: run
-# the collector without the systemd unit's Environment= settings), FLOOR
+# the collector without the systemd unit's Environment= and TimerSlackNSec=
+# settings), FLOOR
 # (0: skip the floors printed first: pdata_floor, read_floor), GZIP (0: the pull
 # runs' GETs ask for the text uncompressed; by default they ask for gzip,
 # as Prometheus does).
@@ -59,14 +60,24 @@ port=${BENCH_PORT:-19840}
 prometheus=${PROMETHEUS_BIN:-prometheus}
 mkdir -p build/bench-e2e
 # The Go runtime's settings as the systemd unit gives them to the installed
-# collector (its Environment= lines: GOMAXPROCS=1, GOMEMLIMIT), for the
-# measured collector and the idle one; UNIT_ENV=0 runs without them.
+# collector (its Environment= lines: GOMAXPROCS=1, GOMEMLIMIT; and its
+# TimerSlackNSec=), for the measured collector and the idle one; UNIT_ENV=0
+# runs without them.
 unit_env=()
 accept=(-H 'Accept-Encoding: gzip')
 [[ ${GZIP:-1} != 0 ]] || accept=()
+unit_slack=
 if [[ ${UNIT_ENV:-1} != 0 ]]; then
 	mapfile -t unit_env < <(sed -n 's/^Environment=//p' deploy/otelcol-ernic.service)
+	unit_slack=$(sed -n 's/^TimerSlackNSec=//p' deploy/otelcol-ernic.service)
 fi
+# as_unit COMMAND...: execs COMMAND with the unit's Environment= and TimerSlackNSec= (the
+# timer slack a process' threads inherit), as systemd gives it; run it in a
+# subshell, ( as_unit ... ) &, so that $! is the command's PID.
+as_unit() {
+	[[ -z $unit_slack ]] || echo "$unit_slack" >/proc/self/timerslack_ns
+	exec env "${unit_env[@]}" "$@"
+}
 # Whatever way the script ends, nothing it started stays behind (a
 # Prometheus left over on the backend's port once took the next runs'
 # data).
@@ -157,7 +168,7 @@ idle_rss() {
 	over=$dir/over.yaml
 	printf 'exporters:\n  prometheus_text:\n    endpoint: 127.0.0.1:%d\nextensions:\n  health_check:\n    endpoint: 127.0.0.1:%d\n' "$port" $((port + 1)) >"$over"
 	telemetry $((port + 2)) >"$dir/telemetry.yaml"
-	env "${unit_env[@]}" ERNIC_RUN_DIR="$dir/run" "$otelcol" --config config/local.yaml --config "$over" --config "$dir/telemetry.yaml" >"$dir/log" 2>&1 &
+	(as_unit ERNIC_RUN_DIR="$dir/run" "$otelcol" --config config/local.yaml --config "$over" --config "$dir/telemetry.yaml" >"$dir/log" 2>&1) &
 	pid=$!
 	sleep 10
 	r=$(rss_kib "$pid")
@@ -209,7 +220,7 @@ run() {
 		configs+=(--config "$dir/pprof.yaml")
 	fi
 	[[ -z $extra_config ]] || configs+=(--config "$extra_config")
-	env "${unit_env[@]}" "${env[@]}" "$otelcol" "${configs[@]}" >"$dir/col.log" 2>&1 &
+	(as_unit "${env[@]}" "$otelcol" "${configs[@]}" >"$dir/col.log" 2>&1) &
 	col_pid=$!
 	if [[ $pipe == pull ]]; then
 		# A GET every 5 s, as a Prometheus scrape (which asks for gzip;
@@ -271,6 +282,9 @@ run() {
 	fi
 	grep -E 'Dropping data|Rejecting data|Refusing data|rejected by the endpoint|dropped the oldest' "$dir/col.log" | head -3 | sed "s/^/  $size $pipe log: /" >&2 || true
 	read -r l_cpu l_rss l_get <<<"$(legacy "$size")"
+	# The legacy GET time is a reference for the pull endpoint only: the
+	# push pipelines serve no GET.
+	[[ $pipe == pull ]] || l_get=-
 	awk -v size="$size" -v pipe="$pipe" -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" \
 		-v peak="$peak" -v steady="$steady" -v anon="$anon" -v idle="$idle" -v series="$series" -v lost="$lost" \
 		-v gmed="$get_med" -v gmax="$get_max" -v lcpu="$l_cpu" -v lrss="$l_rss" -v lget="$l_get" -v speed="$speed" 'BEGIN {
@@ -324,7 +338,7 @@ printf 'read floor (BenchmarkFloor): %s ms at 16x64, %s ms at 64x1024, against %
 	"$rfloor16" "$rfloor64" "$ref_floor_16x64" "$ref_floor_64x1024" "$speed"
 printf 'idle collector RSS: %.1f MiB; sim files %s; %d s after %d s warm-up per run; GETs ask for %s; runtime environment: %s\n\n' "$(echo "$idle / 1024" | bc -l)" \
 	"$([[ $sim_writes -gt 0 ]] && echo "static after $sim_writes writes" || echo "rewritten every second")" "$duration" "$warmup" \
-	"$([[ ${#accept[@]} -gt 0 ]] && echo gzip || echo "the text uncompressed")" "${unit_env[*]:-none}"
+	"$([[ ${#accept[@]} -gt 0 ]] && echo gzip || echo "the text uncompressed")" "${unit_env[*]:-none}${unit_slack:+ TimerSlackNSec=$unit_slack}"
 echo "| size | pipeline | series | CPU s/min | legacy CPU s/min | CPU / legacy | CPU / legacy at equal speed | peak RSS MiB | steady RSS MiB | of it anonymous MiB | legacy RSS MiB | RSS / legacy | KiB/series | GET median s | GET max s | legacy GET s | lost points |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for size in $sizes; do

@@ -10,7 +10,8 @@
 # ERNIC_RUN_DIR, ERNIC_EXPORTER_PORT (default 9840), ERNIC_HEALTH_PORT
 # (default 13133), SIM_FLAGS (extra simulator flags, e.g.
 # "-instances 4 -qps 16"), and the systemd unit's Environment= variables
-# (GOMAXPROCS, GOMEMLIMIT: the unit's values unless set).
+# (GOMAXPROCS, GOMEMLIMIT: the unit's values unless set); the collector also
+# gets the unit's timer slack (TimerSlackNSec=).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -54,6 +55,12 @@ while IFS='=' read -r name value; do
 	[[ -n ${!name:-} ]] || export "$name=$value"
 	echo "$name=${!name}"
 done < <(sed -n 's/^Environment=//p' deploy/otelcol-ernic.service)
+# And its timer slack (TimerSlackNSec=), which the collector inherits from
+# this shell, as systemd gives it to the service.
+slack=$(sed -n 's/^TimerSlackNSec=//p' deploy/otelcol-ernic.service)
+if [[ -n $slack ]] && echo "$slack" 2>/dev/null >/proc/self/timerslack_ns; then
+	echo "timer slack: $slack ns"
+fi
 echo "Run directory: $ERNIC_RUN_DIR"
 echo "Metrics: curl localhost:${ERNIC_EXPORTER_PORT:-9840}/metrics"
 # Not exec: the EXIT trap must stop the simulator after the collector exits.
