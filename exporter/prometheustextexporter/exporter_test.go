@@ -240,6 +240,28 @@ func BenchmarkRender(b *testing.B) {
 	}
 }
 
+// BenchmarkRenderHost: rendering the batches of a host of the bench's 16×64
+// kind (hostBatch: 16 resources of ten QP counters over 64 QPs), as the
+// receiver hands them on, one resource at a time; per series.
+func BenchmarkRenderHost(b *testing.B) {
+	const instances, qps = 16, 64
+	rms := hostBatch(instances, qps).ResourceMetrics()
+	n := newNamer()
+	b.ReportAllocs()
+	var lines int
+	for b.Loop() {
+		lines = 0
+		for i := range rms.Len() {
+			r := n.render(rms.At(i), true)
+			lines += bytes.Count(r.buf, []byte{'\n'})
+		}
+	}
+	if want := instances * qps * 10; lines != want {
+		b.Fatalf("rendered %d lines, want %d", lines, want)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(lines), "ns/series")
+}
+
 // linesOf returns the series lines of r as a GET writes them.
 func linesOf(tb testing.TB, r *rendered) string {
 	tb.Helper()

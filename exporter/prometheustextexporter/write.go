@@ -136,7 +136,7 @@ func (n *namer) render(rm pmetric.ResourceMetrics, promote bool) *rendered {
 				}
 				all := labels.Of(dp.Attributes())
 				switch {
-				case !startsWith(all, res):
+				case labels.ResourceChanged():
 					b = append(b, lineWhole)
 					b = append(b, f.name...)
 					b = appendLabels(b, all)
@@ -172,20 +172,6 @@ func (n *namer) render(rm pmetric.ResourceMetrics, promote bool) *rendered {
 // keeps a copy of the exact size (*[]byte; each grows to the largest batch
 // rendered with it, and goes with the pool at a garbage collection).
 var scratchBuffers = sync.Pool{New: func() any { return new([]byte) }}
-
-// startsWith reports whether all begins with the labels res, values
-// unchanged.
-func startsWith(all, res []promname.Label) bool {
-	if len(all) < len(res) {
-		return false
-	}
-	for i := range res {
-		if all[i] != res[i] {
-			return false
-		}
-	}
-	return true
-}
 
 func numberPoints(m pmetric.Metric) pmetric.NumberDataPointSlice {
 	if m.Type() == pmetric.MetricTypeGauge {
@@ -271,6 +257,18 @@ func appendLabelList(b []byte, labels []promname.Label) []byte {
 // backslash, line feed and, in a label value, the double quote. Invalid
 // UTF-8 becomes U+FFFD, which a Prometheus server would otherwise refuse.
 func appendEscaped(b []byte, s string, quote bool) []byte {
+	// Most values (QP numbers, counter names) are plain ASCII: one pass.
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || c == '\\' || c == '\n' || (c == '"' && quote) {
+			return appendEscapedSlow(b, s, quote)
+		}
+	}
+	return append(b, s...)
+}
+
+// appendEscapedSlow is appendEscaped for a value with something to escape
+// or bytes outside ASCII.
+func appendEscapedSlow(b []byte, s string, quote bool) []byte {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}

@@ -83,7 +83,31 @@ func TestPointLabels(t *testing.T) {
 	clash.PutStr("ernic_id", "9")
 	p = n.NewPointLabels(res, true, false)
 	assert.Equal(t, []Label{{"ernic_id", "3;9"}, {"role", "worker"}}, p.Of(clash))
+	assert.True(t, p.ResourceChanged(), "ernic_id joined the point's value")
 	assert.Equal(t, []Label{{"ernic_id", "3"}, {"role", "worker"}}, p.Of(pcommon.NewMap()))
+	assert.False(t, p.ResourceChanged())
+	// The same value joins nothing: the resource's labels stand as they are.
+	same := pcommon.NewMap()
+	same.PutStr("ernic_id", "3")
+	assert.Equal(t, []Label{{"ernic_id", "3"}, {"role", "worker"}}, p.Of(same))
+	assert.False(t, p.ResourceChanged())
+
+	// Keys resolved once are resolved the same way again, whichever key
+	// came last (the resolver keeps the previous point's key apart).
+	for _, k := range []string{"a.b", "qp", "qp", "a.b", "role", "bad key!", "a.b"} {
+		m := pcommon.NewMap()
+		m.PutStr(k, "v")
+		want := []Label{{"ernic_id", "3"}, {"role", "worker"}}
+		switch k {
+		case "a.b":
+			want = append(want, Label{"a_b", "v"})
+		case "qp":
+			want = append(want, Label{"qp", "v"})
+		case "bad key!":
+			want = append(want, Label{"bad_key_", "v"})
+		}
+		assert.Equal(t, want, p.Of(m), k)
+	}
 
 	assert.Zero(t, testing.AllocsPerRun(10, func() { p.Of(one) }), "no allocation without a collision")
 }

@@ -50,14 +50,29 @@ type Label struct {
 // are resolved once, and a point's without allocating unless names
 // collide. A PointLabels is used by one goroutine.
 type PointLabels struct {
-	n       *Namer
-	names   map[string]string // attribute key -> label name
+	n *Namer
+	// keys caches what each attribute key of a point becomes; last is
+	// the key of the previous lookup, which almost every point repeats
+	// (one attribute, qp or counter), to skip the map's hashing.
+	keys    map[string]pointKey
+	lastKey string
+	last    pointKey
 	res     pcommon.Map
 	promote bool
 	// skipEmpty leaves out attributes with an empty value.
 	skipEmpty bool
 	resLabels []Label
 	out       []Label
+	// resChanged: the last Of joined a point's value to a resource label.
+	resChanged bool
+}
+
+// pointKey is what a point attribute's key becomes: its label name ("" when
+// the key cannot be one) and whether the resource has the key (when
+// promoted, the resource's value wins and the point's is left out).
+type pointKey struct {
+	name  string
+	inRes bool
 }
 
 // NewPointLabels returns the label resolver of the points of a resource
@@ -65,17 +80,39 @@ type PointLabels struct {
 // skipEmpty leaves out attributes whose value is empty (remote write: an
 // empty label is no label).
 func (n *Namer) NewPointLabels(res pcommon.Map, promote, skipEmpty bool) *PointLabels {
-	p := &PointLabels{n: n, names: map[string]string{}, res: res, promote: promote, skipEmpty: skipEmpty}
+	p := &PointLabels{n: n, keys: map[string]pointKey{}, res: res, promote: promote, skipEmpty: skipEmpty}
 	if promote {
 		res.Range(func(k string, v pcommon.Value) bool {
 			if !Identifying(k) {
-				p.resLabels = p.add(p.resLabels, k, v)
+				p.resLabels = p.add(p.resLabels, n.Label(k), v)
 			}
 			return true
 		})
 	}
 	return p
 }
+
+// key returns what the point attribute key k becomes.
+func (p *PointLabels) key(k string) pointKey {
+	if k == p.lastKey && p.lastKey != "" {
+		return p.last
+	}
+	pk, ok := p.keys[k]
+	if !ok {
+		pk.name = p.n.Label(k)
+		if p.promote {
+			_, pk.inRes = p.res.Get(k)
+		}
+		p.keys[k] = pk
+	}
+	p.lastKey, p.last = k, pk
+	return pk
+}
+
+// ResourceChanged reports whether the labels the last Of returned do not
+// begin with Resource() as it is: a point attribute joined its value to a
+// resource label.
+func (p *PointLabels) ResourceChanged() bool { return p.resChanged }
 
 // Resource returns the resource's labels, the first labels of every point
 // unless a point's attribute joined its value to one (Of); nil when the
@@ -87,29 +124,22 @@ func (p *PointLabels) Resource() []Label { return p.resLabels }
 // until the next call.
 func (p *PointLabels) Of(attrs pcommon.Map) []Label {
 	p.out = append(p.out[:0], p.resLabels...)
-	attrs.Range(func(k string, v pcommon.Value) bool {
-		if p.promote && p.res.Len() > 0 {
-			if _, ok := p.res.Get(k); ok {
-				return true
-			}
+	p.resChanged = false
+	for k, v := range attrs.All() {
+		if pk := p.key(k); !pk.inRes {
+			p.out = p.add(p.out, pk.name, v)
 		}
-		p.out = p.add(p.out, k, v)
-		return true
-	})
+	}
 	return p.out
 }
 
-// add appends the label of the attribute k=v to out, or joins its value to
-// the label of that name already in out.
-func (p *PointLabels) add(out []Label, k string, v pcommon.Value) []Label {
+// add appends the label name=v to out, or joins its value to the label of
+// that name already in out; nothing for name "" (a key that cannot be a
+// label).
+func (p *PointLabels) add(out []Label, name string, v pcommon.Value) []Label {
 	s := ValueString(v)
 	if s == "" && p.skipEmpty {
 		return out
-	}
-	name, ok := p.names[k]
-	if !ok {
-		name = p.n.Label(k)
-		p.names[k] = name
 	}
 	if name == "" {
 		return out
@@ -118,6 +148,7 @@ func (p *PointLabels) add(out []Label, k string, v pcommon.Value) []Label {
 		if out[i].Name == name {
 			if out[i].Value != s {
 				out[i].Value += ";" + s
+				p.resChanged = p.resChanged || i < len(p.resLabels)
 			}
 			return out
 		}
