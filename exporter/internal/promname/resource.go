@@ -51,9 +51,9 @@ type Label struct {
 // collide. A PointLabels is used by one goroutine.
 type PointLabels struct {
 	n *Namer
-	// keys caches what each attribute key of a point becomes; last is
-	// the key of the previous lookup, which almost every point repeats
-	// (one attribute, qp or counter), to skip the map's hashing.
+	// keys caches what each attribute key of a point becomes; lastKey
+	// and last are the previous lookup and its result, which almost every
+	// point repeats (one attribute, qp or counter): no hashing for those.
 	keys    map[string]pointKey
 	lastKey string
 	last    pointKey
