@@ -134,3 +134,37 @@ func TestRestartCutAtQPBoundaryNotPublished(t *testing.T) {
 	md = scrapeOK(t, s)
 	assert.Equal(t, int64(2), intVal(t, md, "ernic.qp.count", "ernic.id", "2"))
 }
+
+// The server writes its file, dies, and the receiver reads that last file
+// while the pid is dead; then a process with a command name of its own gets
+// the pid, started (as /proc tells it, btime having whole seconds) before
+// that last write. Its command name gives it away: the file accepted while
+// the pid was dead did not make the dead process's empty command name the
+// server's (found by the soak: up = 1 for a decoy named ernic-decoy).
+func TestPidReuseAfterDeadReadReadsDown(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	md := scrapeOK(t, s)
+	require.Equal(t, int64(1), intVal(t, md, "ernic.instance.up", "ernic.id", "2"))
+
+	// Its last write at boot+700.95 s, then it dies.
+	f.touch(t, "2.stats", time.Unix(bootTime+700, 950_000_000))
+	require.NoError(t, os.RemoveAll(filepath.Join(f.procDir, "4117")))
+	now = now.Add(time.Second)
+	md = scrapeOK(t, s)
+	require.Equal(t, int64(0), intVal(t, md, "ernic.instance.up", "ernic.id", "2"))
+	require.Equal(t, int64(211), intVal(t, md, "ernic.commands", "ernic.id", "2"), "the last file is published with up 0")
+
+	// The decoy gets pid 4117, its start read as boot+700.90 s.
+	f.setProcComm(t, 4117, "ernic-decoy", 70090)
+	for i := range 3 {
+		now = now.Add(time.Second)
+		md, err := s.scrape(context.Background())
+		require.Error(t, err)
+		if i == 0 { // then rate-limited
+			assert.ErrorContains(t, err, `instance 2: pid 4117 is not its server: its command name "ernic-decoy" is not the server's "rocm ernic (w)"`)
+		}
+		assert.Equal(t, int64(0), intVal(t, md, "ernic.instance.up", "ernic.id", "2"), "scrape %d", i)
+	}
+}

@@ -62,8 +62,15 @@ func (st *instanceState) wrote(mtime, now time.Time) {
 	}
 }
 
-// serverWrote records that the current process wrote the file accepted.
-func (st *instanceState) serverWrote() { st.serverPID, st.serverComm = st.pid, st.comm }
+// serverWrote records that the current process wrote the file accepted,
+// when that process is alive with a readable command name: a file accepted
+// while the pid is dead (or its stat unreadable) was written by the server
+// last seen there, whose name stays the one to compare a later process with.
+func (st *instanceState) serverWrote() {
+	if st.comm != "" {
+		st.serverPID, st.serverComm = st.pid, st.comm
+	}
+}
 
 // notServer tells why the live process p at pid is not the instance's
 // server, or "" when it may be. It is not when the receiver saw the pid
