@@ -60,7 +60,7 @@ port=${BENCH_PORT:-19840}
 prometheus=${PROMETHEUS_BIN:-prometheus}
 mkdir -p build/bench-e2e
 # The Go runtime's settings as the systemd unit gives them to the installed
-# collector (its Environment= lines: GOMAXPROCS=1, GOMEMLIMIT, GOGC=75; and its
+# collector (its Environment= lines: GOMAXPROCS=1, GOMEMLIMIT; and its
 # TimerSlackNSec=), for the measured collector and the idle one; UNIT_ENV=0
 # runs without them.
 unit_env=()

@@ -10,7 +10,7 @@
 # ERNIC_RUN_DIR, ERNIC_EXPORTER_PORT (default 9840), ERNIC_HEALTH_PORT
 # (default 13133), SIM_FLAGS (extra simulator flags, e.g.
 # "-instances 4 -qps 16"), and the systemd unit's Environment= variables
-# (GOMAXPROCS, GOMEMLIMIT, GOGC: the unit's values unless set); the collector also
+# (GOMAXPROCS, GOMEMLIMIT: the unit's values unless set); the collector also
 # gets the unit's timer slack (TimerSlackNSec=).
 set -euo pipefail
 
@@ -48,7 +48,7 @@ if [[ -z "${ERNIC_RUN_DIR:-}" ]]; then
 	extra_config=(--config "yaml:receivers::ernic::metrics::ernic.qp.wqes.by_opcode::enabled: true")
 fi
 
-# The systemd unit's runtime settings (GOMAXPROCS=1, GOMEMLIMIT, GOGC=75), so that
+# The systemd unit's runtime settings (GOMAXPROCS=1, GOMEMLIMIT), so that
 # the collector runs as the installed service does; a variable already set
 # in the environment wins.
 while IFS='=' read -r name value; do
