@@ -215,9 +215,10 @@ bench:
 # bench-e2e: CPU seconds per minute, RSS and GET time of the collector for
 # each size and shipped pipeline (pull, remote write into Prometheus, OTLP
 # into a second collector), next to the legacy exporter's reference figures
-# (scripts/bench-e2e.sh: SIZES, PIPELINES, DURATION, WARMUP).
+# (scripts/bench-e2e.sh: SIZES, PIPELINES, DURATION, WARMUP). The remote-write
+# runs need Debian's prometheus, which test-deps installs.
 .PHONY: bench-e2e bench-e2e-pprof otelcol-pprof
-bench-e2e: otelcol sim
+bench-e2e: test-deps otelcol sim
 	OTELCOL=$(OTELCOL) SIM=$(SIM) scripts/bench-e2e.sh
 
 # otelcol-pprof: a build variant of the distribution with contrib's pprof
@@ -244,7 +245,7 @@ bench-outage: otelcol sim
 
 # bench-e2e-pprof: bench-e2e on the pprof build variant, saving a CPU and a
 # heap profile of each run under build/bench-e2e/ (PPROF: the port).
-bench-e2e-pprof: otelcol-pprof sim
+bench-e2e-pprof: test-deps otelcol-pprof sim
 	OTELCOL=$(OTELCOL_PPROF) SIM=$(SIM) PPROF=$${PPROF:-19877} scripts/bench-e2e.sh
 
 # clean: remove the builder, the simulator and the generated distribution.
