@@ -5,9 +5,10 @@
 # 32-bit x86 programs (IA32 emulation): some VM kernels do not ("exec format
 # error"), and qemu-user cannot run Go binaries ("fatal: bad g in signal
 # handler"). On such a machine the tests are compiled and vetted for 386,
-# which catches what the compiler sees (constant overflow, 64-bit atomics,
-# types), and a line on stderr says that they were not run; the exit status
-# is that of the build and vet. GO names the go command (default go).
+# which catches what the compiler and vet see (constants that overflow a
+# 32-bit int, conversions, types) but not what only a run shows, and a line
+# on stderr says that they were not run; the exit status is that of the
+# build and vet. GO names the go command (default go).
 set -euo pipefail
 
 go=${GO:-go}
