@@ -168,3 +168,39 @@ func TestPidReuseAfterDeadReadReadsDown(t *testing.T) {
 		assert.Equal(t, int64(0), intVal(t, md, "ernic.instance.up", "ernic.id", "2"), "scrape %d", i)
 	}
 }
+
+// A process with the server's own command name that got the pid less than a
+// second after the server's last write reads as down: its start is taken to
+// about 20 ms (procs.Process.PreciseStart, from <proc_dir>/uptime), where
+// btime's whole seconds put it before that write (noticed at stop 26: with
+// a btime fraction above the soak decoy's delay, pid_reuse_up could flake).
+func TestPidReuseWithinBtimeSecondReadsDown(t *testing.T) {
+	f := newFixture(t, "basic")
+	// The machine booted at btime + 0.3 s; the uptime file is read once, at
+	// the first lookup.
+	up := time.Since(time.Unix(bootTime, 300_000_000)).Seconds()
+	require.NoError(t, os.WriteFile(filepath.Join(f.procDir, "uptime"), []byte(strconv.FormatFloat(up, 'f', 2, 64)+" 0.00\n"), 0o644))
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	require.Equal(t, int64(1), intVal(t, scrapeOK(t, s), "ernic.instance.up", "ernic.id", "2"))
+
+	// Its last write at boot+700.95 s, then it dies.
+	f.touch(t, "2.stats", time.Unix(bootTime+700, 950_000_000))
+	require.NoError(t, os.RemoveAll(filepath.Join(f.procDir, "4117")))
+	now = now.Add(time.Second)
+	require.Equal(t, int64(0), intVal(t, scrapeOK(t, s), "ernic.instance.up", "ernic.id", "2"))
+
+	// A process of the same command name gets pid 4117 at boot+701.09 s or
+	// later: btime + 700.80 s as ticks after btime, before the last write.
+	f.setProcComm(t, 4117, "rocm ernic (w)", 70080)
+	for i := range 3 {
+		now = now.Add(time.Second)
+		md, err := s.scrape(context.Background())
+		require.Error(t, err, "scrape %d", i)
+		if i == 0 { // then rate-limited
+			assert.ErrorContains(t, err, "instance 2: pid 4117 is not its server: the process at it started at ")
+			assert.ErrorContains(t, err, ", after the server's last stats write at ")
+		}
+		assert.Equal(t, int64(0), intVal(t, md, "ernic.instance.up", "ernic.id", "2"), "scrape %d", i)
+	}
+}

@@ -72,19 +72,25 @@ func (st *instanceState) serverWrote() {
 	}
 }
 
+// milliRFC3339 formats the times notServer compares: they are apart by as
+// little as tens of milliseconds.
+const milliRFC3339 = "2006-01-02T15:04:05.000Z07:00"
+
 // notServer tells why the live process p at pid is not the instance's
 // server, or "" when it may be. It is not when the receiver saw the pid
 // change process (the server died) and the process now at it started after
-// the last stats write and has not written since, or when its command name
+// the last stats write and has not written since (its start to about 20 ms,
+// procs.Process.PreciseStart: with btime's whole seconds, a process started
+// within a second of the last write read as started before it), or when its command name
 // is not the one the server had at that pid (until it writes a file). A
 // receiver that never saw the server at the pid has no such evidence.
 func (st *instanceState) notServer(pid int, p procs.Process) string {
 	if !p.Alive {
 		return ""
 	}
-	if st.reused && !p.Start.IsZero() && !st.lastWrite.IsZero() && st.lastWrite.Before(p.Start) {
+	if st.reused && !p.PreciseStart.IsZero() && !st.lastWrite.IsZero() && st.lastWrite.Before(p.PreciseStart) {
 		return fmt.Sprintf("pid %d is not its server: the process at it started at %s, after the server's last stats write at %s, and has not written since (the server died and the pid was reused); published as down",
-			pid, p.Start.Format(time.RFC3339), st.lastWrite.Format(time.RFC3339))
+			pid, p.PreciseStart.Format(milliRFC3339), st.lastWrite.Format(milliRFC3339))
 	}
 	if st.serverPID == pid && st.serverComm != "" && p.Comm != "" && p.Comm != st.serverComm {
 		return fmt.Sprintf("pid %d is not its server: its command name %q is not the server's %q; published as down", pid, p.Comm, st.serverComm)

@@ -36,10 +36,14 @@ const userHZ = 100
 type Table struct {
 	fs       procfs.FS
 	root     string
-	bootTime time.Time         // zero until /proc/stat was read
-	hidden   bool              // see Hidden
-	buf      []byte            // the last <pid>/stat read (readStat)
-	comms    map[string]string // command names returned, interned (comm)
+	bootTime time.Time // zero until /proc/stat was read
+	// bootPrecise is the boot time from <root>/uptime (boot.go); zero
+	// until computed.
+	bootPrecise time.Time
+	now         func() time.Time  // the clock bootPrecise is computed with
+	hidden      bool              // see Hidden
+	buf         []byte            // the last <pid>/stat read (readStat)
+	comms       map[string]string // command names returned, interned (comm)
 }
 
 // maxComms bounds Table.comms: past it the map starts anew.
@@ -54,7 +58,7 @@ func New(root string) (*Table, error) {
 		return nil, fmt.Errorf("proc_dir %q: %w", root, err)
 	}
 	_, err = os.Stat(filepath.Join(root, "1"))
-	return &Table{fs: pfs, root: root, hidden: errors.Is(err, fs.ErrNotExist)}, nil
+	return &Table{fs: pfs, root: root, hidden: errors.Is(err, fs.ErrNotExist), now: time.Now}, nil
 }
 
 // Hidden reports whether other users' processes are hidden from this
@@ -70,7 +74,15 @@ type Process struct {
 	Alive bool
 	// Start is the process start time, btime of <root>/stat plus field 22 of
 	// <root>/<pid>/stat (10 ms resolution); zero when it could not be read.
+	// btime has whole seconds (truncated), so Start can be up to a second
+	// early; it is stable from one lookup to the next, and what the
+	// receiver publishes.
 	Start time.Time
+	// PreciseStart is the start time with the boot time taken from
+	// <root>/uptime instead (boot.go): at most about 20 ms early, never
+	// late. It is for ordering the process against file mtimes. It equals
+	// Start when <root>/uptime gives nothing usable; zero when Start is.
+	PreciseStart time.Time
 	// Unknown is true when <root>/<pid> is not visible and Hidden is true:
 	// the process may be dead or another user's; Alive is false.
 	Unknown bool
@@ -127,8 +139,8 @@ func (t *Table) Lookup(pid int) (Process, error) {
 	if err != nil {
 		return Process{Alive: true}, err
 	}
-	start := boot.Add(time.Duration(st.startTicks) * (time.Second / userHZ))
-	return Process{Alive: true, Start: start, Comm: t.comm(st.comm)}, nil
+	since := time.Duration(st.startTicks) * (time.Second / userHZ)
+	return Process{Alive: true, Start: boot.Add(since), PreciseStart: t.preciseBoot(boot).Add(since), Comm: t.comm(st.comm)}, nil
 }
 
 // readStat reads <root>/<pid>/stat whole into t.buf, allocated once at

@@ -24,7 +24,7 @@ func TestLookupFakeProc(t *testing.T) {
 
 	p, err := tab.Lookup(4100)
 	require.NoError(t, err)
-	assert.Equal(t, Process{Alive: true, Start: time.Unix(1767225010, 0), Comm: "rocm-ernic"}, p, "btime + 1000 ticks of 10 ms")
+	assert.Equal(t, Process{Alive: true, Start: time.Unix(1767225010, 0), PreciseStart: time.Unix(1767225010, 0), Comm: "rocm-ernic"}, p, "btime + 1000 ticks of 10 ms; no uptime file: PreciseStart is Start")
 
 	p, err = tab.Lookup(4117)
 	require.NoError(t, err)

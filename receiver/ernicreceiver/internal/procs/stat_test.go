@@ -163,7 +163,7 @@ func TestLookupStatSizes(t *testing.T) {
 		require.NoError(t, os.WriteFile(root+"/77/stat", []byte(head+comm+tail), 0o644))
 		p, err := tab.Lookup(77)
 		require.NoError(t, err, "%d bytes", size)
-		assert.Equal(t, Process{Alive: true, Start: time.Unix(102, 500_000_000), Comm: comm}, p, "%d bytes", size)
+		assert.Equal(t, Process{Alive: true, Start: time.Unix(102, 500_000_000), PreciseStart: time.Unix(102, 500_000_000), Comm: comm}, p, "%d bytes", size)
 	}
 	for _, size := range []int{maxStatBytes + 1, maxStatBytes + 1000, 100_000} {
 		comm := strings.Repeat("c", size-len(head)-len(tail))
