@@ -9,6 +9,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/config/configcompression"
 	grpcencoding "google.golang.org/grpc/encoding"
 )
@@ -22,9 +23,9 @@ import (
 // makes about 3.5 bytes of a point's 150.
 //
 // The compressors are gRPC's registered ones, by name (configgrpc
-// registers zstd and snappy, gRPC gzip): the same code that compresses
-// what core's otlp_grpc sends.
-
+// registers zstd and snappy, gRPC gzip), except that zstd compresses with an
+// encoder of this exporter (zstdEncoder): the frames are zstd's as any, and
+// the server decompresses them with its registered decompressor.
 // grpcCompression returns the name of the gRPC compressor for t, or "" for
 // no compression; an error when gRPC has none of that name.
 func grpcCompression(t configcompression.Type) (string, error) {
@@ -37,20 +38,49 @@ func grpcCompression(t configcompression.Type) (string, error) {
 	return string(t), nil
 }
 
+// zstdName is the name of zstd in gRPC's registry and in configcompression.
+const zstdName = string(configcompression.TypeZstd)
+
 // compressBufs holds the buffers compressed requests are written into
 // before they are copied out at their own size.
 var compressBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// compressBody returns raw compressed with gRPC's compressor name, in a
-// slice of its own.
+// zstdEncoder is the encoder compressBody uses for zstd: klauspost/compress's
+// (the library behind configgrpc's zstd), its fastest level, a 512 KiB window
+// as configgrpc's, one block encoder and its lower-memory mode, each request
+// compressed whole with EncodeAll. configgrpc's compressor is a streaming
+// encoder at the default level, kept in a sync.Pool between requests. On a
+// 16x64 request (487 kB of OTLP protobuf, 9,249 points) the streaming encoder
+// took 1.53 ms and its pooled state 5.7 MB of heap, which the pool keeps live
+// when a request comes every 5 s and a garbage collection every 8 (and the
+// heap's goal is twice what is live); this one takes 0.40 ms, keeps 1.1 MB,
+// and makes 31.7 kB of it where the default level made 34.0 (5-7 % smaller
+// on five requests; docs/performance.md). Created at the first zstd request;
+// EncodeAll is safe for concurrent use.
+var zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
+	return zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(512<<10),
+		zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
+})
+
+// compressBody returns raw compressed with gRPC's compressor name (zstd with
+// zstdEncoder), in a slice of its own.
 func compressBody(name string, raw []byte) ([]byte, error) {
+	buf := compressBufs.Get().(*bytes.Buffer)
+	defer compressBufs.Put(buf)
+	buf.Reset()
+	if name == zstdName {
+		enc, err := zstdEncoder()
+		if err != nil {
+			return nil, err
+		}
+		out := enc.EncodeAll(raw, buf.AvailableBuffer())
+		buf.Write(out) // no copy when out is buf's own space; keeps a grown one for the next request
+		return bytes.Clone(buf.Bytes()), nil
+	}
 	c := grpcencoding.GetCompressor(name)
 	if c == nil {
 		return nil, fmt.Errorf("no gRPC compressor %q", name)
 	}
-	buf := compressBufs.Get().(*bytes.Buffer)
-	defer compressBufs.Put(buf)
-	buf.Reset()
 	w, err := c.Compress(buf)
 	if err != nil {
 		return nil, err
