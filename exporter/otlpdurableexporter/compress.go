@@ -26,6 +26,7 @@ import (
 // registers zstd and snappy, gRPC gzip), except that zstd compresses with an
 // encoder of this exporter (zstdEncoder): the frames are zstd's as any, and
 // the server decompresses them with its registered decompressor.
+
 // grpcCompression returns the name of the gRPC compressor for t, or "" for
 // no compression; an error when gRPC has none of that name.
 func grpcCompression(t configcompression.Type) (string, error) {

@@ -79,11 +79,12 @@ const milliRFC3339 = "2006-01-02T15:04:05.000Z07:00"
 // notServer tells why the live process p at pid is not the instance's
 // server, or "" when it may be. It is not when the receiver saw the pid
 // change process (the server died) and the process now at it started after
-// the last stats write and has not written since (its start to about 20 ms,
-// procs.Process.PreciseStart: with btime's whole seconds, a process started
-// within a second of the last write read as started before it), or when its command name
-// is not the one the server had at that pid (until it writes a file). A
-// receiver that never saw the server at the pid has no such evidence.
+// the last stats write and has not written since (its start to about
+// 20 ms, procs.Process.PreciseStart: with btime's whole seconds, a process
+// started within a second of the last write read as started before it), or
+// when its command name is not the one the server had at that pid (until it
+// writes a file). A receiver that never saw the server at the pid has no
+// such evidence.
 func (st *instanceState) notServer(pid int, p procs.Process) string {
 	if !p.Alive {
 		return ""
