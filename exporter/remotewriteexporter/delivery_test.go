@@ -185,27 +185,13 @@ var _ = pcommon.NewTimestampFromTime
 // Concurrent producers against a full queue while sending fails, then
 // recovery: queued returns to 0 and at most capacity+1 batches survive.
 func TestConcurrentProducersAccounting(t *testing.T) {
-	var up atomic.Bool
-	ep := newEndpoint(t, func(int) int {
-		if up.Load() {
-			return http.StatusOK
-		}
-		return http.StatusServiceUnavailable
-	})
+	ep, up := downEndpoint(t)
 	cfg := testConfig(ep.srv.URL)
 	q := cfg.QueueConfig.Get()
 	q.Sizer = exporterhelper.RequestSizerTypeBytes
 	q.QueueSize = 400
 	e, _ := start(t, cfg)
-	var wg sync.WaitGroup
-	for p := range 4 {
-		wg.Go(func() {
-			for i := range 25 {
-				require.NoError(t, e.ConsumeMetrics(context.Background(), batch(p*1000+i, 1+i%3)))
-			}
-		})
-	}
-	wg.Wait()
+	produce(t, e)
 	assert.LessOrEqual(t, e.queued.Load(), int64(400))
 	up.Store(true)
 	waitFor(t, "drained", func() bool { return e.queued.Load() == 0 })

@@ -55,6 +55,8 @@ type remoteWrite struct {
 	// moved holds the batches a persistent queue put back at its tail on
 	// start: they are the oldest and are sent first.
 	moved *movedBatches
+	// merger holds the batches of merge_window (merge.go).
+	merger merger
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -132,9 +134,15 @@ func (e *remoteWrite) Start(ctx context.Context, host component.Host) error {
 	return e.inner.Start(ctx, host)
 }
 
-// Shutdown stops the retries first, so that a batch being retried goes back
-// to a persistent queue, then the queue.
+// Shutdown puts the batches merge_window holds in the queue, stops the
+// retries, so that a batch being retried goes back to a persistent queue,
+// then stops the queue.
 func (e *remoteWrite) Shutdown(ctx context.Context) error {
+	n, err := e.flushPending(ctx)
+	if err != nil {
+		e.set.Logger.Error("remote_write: merged batches not queued at shutdown; their samples are lost",
+			zap.Int("samples", n), zap.Error(err))
+	}
 	e.stopOnce.Do(func() { close(e.stop) })
 	return e.inner.Shutdown(ctx)
 }
@@ -157,9 +165,8 @@ func (e *remoteWrite) convert(ctx context.Context, md pmetric.Metrics) (xexporte
 }
 
 // ConsumeMetrics translates md into remote-write requests and puts them in
-// the queue. When the queue is full while sending fails, it asks the sender
-// to drop the oldest batch until the new one fits; when sending works, it
-// waits for room (block_on_overflow).
+// the queue, or, with merge_window, joins them to the batches to be stored
+// with them (merge.go).
 func (e *remoteWrite) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
 	req, err := e.tr.translate(md)
 	if req == nil {
@@ -171,11 +178,21 @@ func (e *remoteWrite) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) er
 	if len(req.payloads) == 0 {
 		return nil
 	}
+	if size := req.size(e.sizer); e.capacity > 0 && size > e.capacity {
+		return consumererror.NewPermanent(fmt.Errorf("remote_write: a batch of %d (%s) is larger than sending_queue::queue_size %d; raise it", size, e.sizer, e.capacity))
+	}
+	if e.cfg.MergeWindow > 0 {
+		return e.merge(ctx, req)
+	}
+	return e.enqueue(ctx, req)
+}
+
+// enqueue puts req in the queue. When the queue is full while sending
+// fails, it asks the sender to drop the oldest batch until req fits; when
+// sending works, it waits for room (block_on_overflow).
+func (e *remoteWrite) enqueue(ctx context.Context, req *request) error {
 	size := req.size(e.sizer)
 	if e.capacity > 0 {
-		if size > e.capacity {
-			return consumererror.NewPermanent(fmt.Errorf("remote_write: a batch of %d (%s) is larger than sending_queue::queue_size %d; raise it", size, e.sizer, e.capacity))
-		}
 		for need := e.queued.Load() + size - e.capacity; need > 0 && e.failing.Load(); {
 			freed, ok := e.dropOldest(100 * time.Millisecond)
 			if !ok {
@@ -185,7 +202,9 @@ func (e *remoteWrite) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) er
 		}
 	}
 	done := make(chan error, 1)
-	go func() { done <- e.inner.ConsumeMetrics(context.WithValue(ctx, requestKey{}, req), md) }()
+	go func() {
+		done <- e.inner.ConsumeMetrics(context.WithValue(ctx, requestKey{}, req), pmetric.NewMetrics())
+	}()
 	offered := time.Now()
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()

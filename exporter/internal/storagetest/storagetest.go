@@ -8,6 +8,7 @@ package storagetest // import "github.com/rocm-ernic/otelcol-ernic/exporter/inte
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"go.opentelemetry.io/collector/component"
@@ -35,6 +36,19 @@ func (s *MemStorage) GetClient(context.Context, component.Kind, component.ID, st
 // Host returns a host whose only extension is s, as id.
 func (s *MemStorage) Host(id component.ID) component.Host {
 	return host{componenttest.NewNopHost(), map[component.ID]component.Component{id: s}}
+}
+
+// Keys returns the keys s holds, sorted: a persistent queue's items (by
+// index) and its metadata key.
+func (s *MemStorage) Keys() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := make([]string, 0, len(s.data))
+	for k := range s.data {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 type memClient struct{ s *MemStorage }
