@@ -136,6 +136,9 @@ const override = `receivers:
 processors:
   batch:
     timeout: 100ms
+exporters:
+  remote_write:
+    merge_window: 200ms
 service:
   telemetry:
     logs:
