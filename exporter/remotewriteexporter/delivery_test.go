@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -178,9 +177,6 @@ func scrape(i int) pmetric.Metrics {
 	dp.Attributes().PutStr("series", "0")
 	return md
 }
-
-var _ = strconv.Itoa
-var _ = pcommon.NewTimestampFromTime
 
 // Concurrent producers against a full queue while sending fails, then
 // recovery: queued returns to 0 and at most capacity+1 batches survive.

@@ -6,8 +6,6 @@ package remotewriteexporter
 import (
 	"context"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,16 +20,7 @@ import (
 // The shipped settings (num_consumers 1, block_on_overflow, a persistent
 // queue) across a restart during an outage: every batch once, in order.
 func TestRestartDuringOutageDeliversInOrder(t *testing.T) {
-	var up atomic.Bool
-	var mu sync.Mutex
-	var got []string
-	ep := newEndpoint(t, func(int) int {
-		if !up.Load() {
-			return http.StatusServiceUnavailable
-		}
-		return http.StatusOK
-	})
-	_ = ep
+	ep, up := downEndpoint(t)
 	sid := component.MustNewID("memstorage")
 	host := storagetest.NewMemStorage().Host(sid)
 	run := func() *remoteWrite {
@@ -56,9 +45,6 @@ func TestRestartDuringOutageDeliversInOrder(t *testing.T) {
 	waitFor(t, "15 batches", func() bool { return len(ep.batches()) >= 15 })
 	time.Sleep(100 * time.Millisecond)
 	require.NoError(t, e.Shutdown(context.Background()))
-	mu.Lock()
-	_ = got
-	mu.Unlock()
 	require.Equal(t, []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14"}, ep.batches())
 }
 
