@@ -303,6 +303,7 @@ func TestConfigValidate(t *testing.T) {
 		"not http":       {func(c *Config) { c.Endpoint = "ftp://x/y" }, "must be an http:// or https:// URL"},
 		"no batch bound": {func(c *Config) { c.MaxBatchSizeBytes = 0 }, "max_batch_size_bytes 0"},
 		"empty label":    {func(c *Config) { c.ExternalLabels = map[string]string{"host": ""} }, "external_labels"},
+		"negative merge": {func(c *Config) { c.MergeWindow = -time.Second }, "merge_window -1s: must not be negative"},
 		"queue batching": {func(c *Config) {
 			c.QueueConfig.Get().Batch = configoptional.Some(exporterhelper.NewDefaultBatchConfig())
 		}, "sending_queue::batch"},
