@@ -40,31 +40,26 @@ type merger struct {
 }
 
 // merge adds req to the pending request, or, when it does not fit there,
-// puts the pending one in the queue and starts a new one with req. The
-// pending request is put in the queue merge_window after it was started.
+// first puts the pending one in the queue (an error then is the queue's,
+// and req is not kept). The pending request is put in the queue
+// merge_window after it was started.
 func (e *remoteWrite) merge(ctx context.Context, req *request) error {
 	m := &e.merger
-	m.mu.Lock()
-	if m.pending == nil || e.fits(m.pending, req) {
-		e.addPending(req)
+	for {
+		m.mu.Lock()
+		if m.pending == nil || e.fits(m.pending, req) {
+			e.addPending(req)
+			m.mu.Unlock()
+			return nil
+		}
 		m.mu.Unlock()
-		return nil
+		if _, err := e.flushPending(ctx); err != nil {
+			return err
+		}
 	}
-	m.mu.Unlock()
-
-	m.flushMu.Lock()
-	defer m.flushMu.Unlock()
-	m.mu.Lock()
-	full := e.takePending()
-	e.addPending(req)
-	m.mu.Unlock()
-	if full == nil {
-		return nil // the timer took it meanwhile
-	}
-	return e.enqueue(ctx, full)
 }
 
-// fits reports whether req can join pending within the bounds; mu held.
+// fits reports whether req can join pending within the bounds.
 func (e *remoteWrite) fits(pending, req *request) bool {
 	if pending.bytes+req.bytes > mergeMaxBytes {
 		return false
