@@ -48,14 +48,17 @@ type Config struct {
 
 	// MaxBatchSizeBytes bounds one remote-write request before compression,
 	// in bytes (the serialized WriteRequest). A batch larger than this is
-	// sent as several requests. Default 3,000,000; a single series larger
-	// than the bound still goes out alone.
+	// sent as several requests. Default 3,000,000, at most 1 GiB; a
+	// single series larger than the bound still goes out alone.
 	MaxBatchSizeBytes int `mapstructure:"max_batch_size_bytes"`
 
-	// MergeWindow, when positive, stores the batches that come within it
-	// of the first as one item of the sending queue (their requests, in
-	// order), at most 4 MiB of compressed requests and never more than
-	// queue_size; 0 (the default) stores each batch as it comes. A batch
+	// MergeWindow, when positive, writes the batches that come within it
+	// of the first into the same requests (in order, each request still
+	// at most max_batch_size_bytes) and stores them as one item of the
+	// sending queue, of about 4 MiB of compressed requests at most and
+	// half of queue_size; 0 (the default) stores each batch as it comes,
+	// in requests of its own. With it, no batch processor is needed in
+	// front to make requests of a useful size from small batches. A batch
 	// waits at most this long before it is in the queue, so with a
 	// persistent queue it is what a crash can lose on top of what waits
 	// upstream. Worth it with file_storage: bbolt rewrites the whole leaf of
@@ -75,6 +78,11 @@ type Config struct {
 	_ struct{}
 }
 
+// maxBatchSizeLimit is the largest max_batch_size_bytes: 1 GiB, far above
+// what a remote-write receiver takes (Prometheus' own sender stays near
+// 2 MB), and below snappy's 4 GiB bound on a block.
+const maxBatchSizeLimit = 1 << 30
+
 // Validate checks the endpoint, the batch bound, the external labels and the
 // queue settings this exporter supports.
 func (cfg *Config) Validate() error {
@@ -87,8 +95,8 @@ func (cfg *Config) Validate() error {
 	if cfg.MergeWindow < 0 {
 		errs = append(errs, fmt.Errorf("merge_window %s: must not be negative", cfg.MergeWindow))
 	}
-	if cfg.MaxBatchSizeBytes <= 0 {
-		errs = append(errs, fmt.Errorf("max_batch_size_bytes %d: must be positive", cfg.MaxBatchSizeBytes))
+	if cfg.MaxBatchSizeBytes <= 0 || cfg.MaxBatchSizeBytes > maxBatchSizeLimit {
+		errs = append(errs, fmt.Errorf("max_batch_size_bytes %d: must be positive and at most %d", cfg.MaxBatchSizeBytes, maxBatchSizeLimit))
 	}
 	for k, v := range cfg.ExternalLabels {
 		if strings.TrimSpace(k) == "" || v == "" {
@@ -99,7 +107,7 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("sending_queue::num_consumers %d: must be 1; a remote-write backend rejects a sample older than the newest of its series, which parallel senders produce", cfg.QueueConfig.Get().NumConsumers))
 	}
 	if cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().Batch.HasValue() {
-		errs = append(errs, errors.New("sending_queue::batch: not supported by this exporter; requests are cut by max_batch_size_bytes (use the batch processor to merge)"))
+		errs = append(errs, errors.New("sending_queue::batch: not supported by this exporter; requests are cut by max_batch_size_bytes (merge_window joins batches)"))
 	}
 	return errors.Join(errs...)
 }

@@ -9,9 +9,11 @@
 // max_batch_size_bytes each) when it enters the queue, so a persistent queue
 // (sending_queue::storage) keeps the requests exactly as they will be sent
 // and its bytes bound is a bound on what is kept on disk. With merge_window,
-// the requests of the batches that come within it are stored as one item
-// (merge.go), which cuts what bbolt writes to disk by three to five times
-// at 64 instances of 256 to 1024 QPs.
+// the batches that come within it are written into the same requests and
+// stored as one item (merge.go): requests of a useful size from the
+// receiver's batch per instance without a batch processor, and three to
+// five times less written to disk by bbolt at 64 instances of 256 to 1024
+// QPs.
 //
 // Delivery rules, in the order a request meets them:
 //   - accepted (2xx): done;

@@ -55,7 +55,7 @@ type remoteWrite struct {
 	// moved holds the batches a persistent queue put back at its tail on
 	// start: they are the oldest and are sent first.
 	moved *movedBatches
-	// merger holds the batches of merge_window (merge.go).
+	// merger holds the requests of merge_window (merge.go).
 	merger merger
 
 	stop     chan struct{}
@@ -157,21 +157,18 @@ func (e *remoteWrite) convert(ctx context.Context, md pmetric.Metrics) (xexporte
 	if r, ok := ctx.Value(requestKey{}).(*request); ok {
 		return r, nil
 	}
-	r, err := e.tr.translate(md)
-	if r == nil {
-		return nil, err
-	}
+	r, _ := e.tr.translate(md)
 	return r, nil
 }
 
 // ConsumeMetrics translates md into remote-write requests and puts them in
-// the queue, or, with merge_window, joins them to the batches to be stored
-// with them (merge.go).
+// the queue, or, with merge_window, writes them into the requests of the
+// item being merged (merge.go).
 func (e *remoteWrite) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
-	req, err := e.tr.translate(md)
-	if req == nil {
-		return consumererror.NewPermanent(fmt.Errorf("remote_write: %w", err))
+	if e.cfg.MergeWindow > 0 {
+		return e.merge(ctx, md)
 	}
+	req, err := e.tr.translate(md)
 	if err != nil {
 		e.report.untranslated(err)
 	}
@@ -180,9 +177,6 @@ func (e *remoteWrite) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) er
 	}
 	if size := req.size(e.sizer); e.capacity > 0 && size > e.capacity {
 		return consumererror.NewPermanent(fmt.Errorf("remote_write: a batch of %d (%s) is larger than sending_queue::queue_size %d; raise it", size, e.sizer, e.capacity))
-	}
-	if e.cfg.MergeWindow > 0 {
-		return e.merge(ctx, req)
 	}
 	return e.enqueue(ctx, req)
 }

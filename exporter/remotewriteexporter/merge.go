@@ -5,14 +5,19 @@ package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/expor
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
 )
 
-// mergeMaxBytes bounds a merged queue item: 4 MiB of compressed requests.
-// A 64x1024 scrape (about 6.4 MB) is two items. Side by side there, two
+// mergeMaxBytes bounds a merged queue item: about 4 MiB of compressed
+// requests (it is checked after each batch and each compressed request). A
+// 64x1024 scrape (about 6.4 MB) is two items. Side by side there, two
 // rounds: 16 MiB (one item) wrote 5.0-5.2 MB/s to disk but held 200-216 MiB
 // of RSS, the whole scrape being kept twice (merged, and read back to be
 // sent); 4 MiB 6.2-7.7 MB/s, 177-181 MiB and the least CPU (3.8 s/min);
@@ -20,100 +25,124 @@ import (
 // holding several items again.
 const mergeMaxBytes = 4 << 20
 
-// merger holds the requests of the batches that came within merge_window
-// of the first, to be stored as one item of the sending queue.
+// merger holds the batches that came within merge_window of the first,
+// translated into one set of requests, to be stored as one item of the
+// sending queue.
 //
-// Why: exporterhelper's persistent queue writes an item when it comes, again
-// when it is read (the read index lives next to it), and deletes it when it
-// is done; bbolt rewrites the whole leaf page of every key it changes, and a
-// leaf holds at least two keys. The seven batches of a 64x256 scrape in the
-// queue at once made each of those commits rewrite two to four of them:
-// 3.4-4.2 MB/s written to disk for 0.3 MB/s of requests (0.74 merged).
+// Why one item: exporterhelper's persistent queue writes an item when it
+// comes, again when it is read (the read index lives next to it), and
+// deletes it when it is done; bbolt rewrites the whole leaf page of every
+// key it changes, and a leaf holds at least two keys. The seven batches of
+// a 64x256 scrape in the queue at once made each of those commits rewrite
+// two to four of them: 3.4-4.2 MB/s written to disk for 0.3 MB/s of
+// requests (0.74 merged).
+//
+// Why one set of requests: the batches are written into the same requests
+// (translator.add), up to max_batch_size_bytes each, so the receiver's
+// batch per instance needs no batch processor in front to make requests of
+// a useful size. Without the processor, 16x64 held 0.69-0.73 KiB a series
+// against 1.27-1.35 with it (it keeps a whole scrape of pdata for its
+// timeout); 64 requests a scrape instead of 7 cost 64x256 40-100 % more
+// CPU until the batches shared requests (docs/performance-memory.md).
 type merger struct {
-	// flushMu is held while a merged request is taken and put in the
-	// queue, so that merged requests enter the queue in order.
-	flushMu sync.Mutex
-	// mu guards pending and timer.
+	// mu guards the fields below; it is held while a batch is
+	// translated and while a merged item is put in the queue, so that
+	// items enter the queue in order.
 	mu      sync.Mutex
-	pending *request
+	pending *batchState
 	timer   *time.Timer
 }
 
-// merge adds req to the pending request, or, when it does not fit there,
-// first puts the pending one in the queue (an error then is the queue's,
-// and req is not kept). The pending request is put in the queue
-// merge_window after it was started.
-func (e *remoteWrite) merge(ctx context.Context, req *request) error {
+// merge translates md into the pending requests, starting them (and their
+// merge_window timer) when there are none, and puts them in the queue at
+// once when they reached the item bound. An error is the queue's (the
+// samples of the item are not kept) or a merged item larger than the
+// queue.
+func (e *remoteWrite) merge(ctx context.Context, md pmetric.Metrics) error {
 	m := &e.merger
-	for {
-		m.mu.Lock()
-		if m.pending == nil || e.fits(m.pending, req) {
-			e.addPending(req)
-			m.mu.Unlock()
-			return nil
-		}
-		m.mu.Unlock()
-		if _, err := e.flushPending(ctx); err != nil {
-			return err
-		}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.pending == nil {
+		st := e.tr.begin()
+		m.pending = st
+		m.timer = time.AfterFunc(e.cfg.MergeWindow, func() { e.flushAsync(st) })
 	}
+	if skipped := e.tr.add(m.pending, md); skipped > 0 {
+		e.report.untranslated(skippedError(skipped))
+	}
+	if !e.full(m.pending) {
+		return nil
+	}
+	_, err := e.flushLocked(ctx)
+	return err
 }
 
-// fits reports whether req can join pending within the bounds.
-func (e *remoteWrite) fits(pending, req *request) bool {
-	if pending.bytes+req.bytes > mergeMaxBytes {
+// full reports whether the pending requests reached the item bound:
+// mergeMaxBytes of compressed requests, or half of queue_size (so that an
+// item fits in the queue unless one batch alone takes half of it).
+func (e *remoteWrite) full(st *batchState) bool {
+	if st.bytes >= mergeMaxBytes {
+		return true
+	}
+	if e.capacity <= 0 {
 		return false
 	}
-	return e.capacity <= 0 || pending.size(e.sizer)+req.size(e.sizer) <= e.capacity
-}
-
-// addPending appends req to the pending request, or makes it the pending
-// request and starts its timer; mu held.
-func (e *remoteWrite) addPending(req *request) {
-	m := &e.merger
-	if m.pending != nil {
-		m.pending.payloads = append(m.pending.payloads, req.payloads...)
-		m.pending.samples = append(m.pending.samples, req.samples...)
-		m.pending.bytes += req.bytes
-		return
+	switch e.sizer {
+	case exporterhelper.RequestSizerTypeBytes:
+		return int64(st.bytes+len(st.raw)) >= e.capacity/2
+	case exporterhelper.RequestSizerTypeItems:
+		n := st.inRaw
+		for _, s := range st.samples {
+			n += s
+		}
+		return int64(n) >= e.capacity/2
+	default:
+		return false
 	}
-	m.pending = req
-	m.timer = time.AfterFunc(e.cfg.MergeWindow, e.flushPendingAsync)
 }
 
-// takePending returns the pending request (nil if none) and clears it; mu
-// held.
-func (e *remoteWrite) takePending() *request {
+// flushLocked compresses the pending requests and puts them in the queue
+// as one item; mu held. It returns the item's sample count (0 if nothing
+// was pending) and the queue's error, or a permanent error for an item
+// larger than the queue.
+func (e *remoteWrite) flushLocked(ctx context.Context) (int, error) {
 	m := &e.merger
-	r := m.pending
-	m.pending = nil
-	if m.timer != nil {
-		m.timer.Stop()
-		m.timer = nil
-	}
-	return r
-}
-
-// flushPending puts the pending request, if any, in the queue, and
-// returns its sample count (0 if none) and the queue's error.
-func (e *remoteWrite) flushPending(ctx context.Context) (int, error) {
-	m := &e.merger
-	m.flushMu.Lock()
-	defer m.flushMu.Unlock()
-	m.mu.Lock()
-	r := e.takePending()
-	m.mu.Unlock()
-	if r == nil {
+	st := m.pending
+	if st == nil {
 		return 0, nil
 	}
-	return r.ItemsCount(), e.enqueue(ctx, r)
+	m.pending = nil
+	m.timer.Stop()
+	m.timer = nil
+	req := e.tr.end(st)
+	if len(req.payloads) == 0 {
+		return 0, nil
+	}
+	if size := req.size(e.sizer); e.capacity > 0 && size > e.capacity {
+		return req.ItemsCount(), consumererror.NewPermanent(fmt.Errorf("remote_write: merged batches of %d (%s) are larger than sending_queue::queue_size %d; raise it", size, e.sizer, e.capacity))
+	}
+	return req.ItemsCount(), e.enqueue(ctx, req)
 }
 
-// flushPendingAsync is the timer's flush: there is no caller to return an
-// error to, so a request the queue refused (the exporter is stopping) is
-// logged with its sample count.
-func (e *remoteWrite) flushPendingAsync() {
-	if n, err := e.flushPending(context.Background()); err != nil {
+// flushPending puts the pending requests, if any, in the queue (Shutdown).
+func (e *remoteWrite) flushPending(ctx context.Context) (int, error) {
+	e.merger.mu.Lock()
+	defer e.merger.mu.Unlock()
+	return e.flushLocked(ctx)
+}
+
+// flushAsync is merge_window's timer for the pending requests st: there is
+// no caller to return an error to, so an item the queue refused (the
+// exporter is stopping) is logged with its sample count. Nothing is done
+// when st was flushed already (it filled up, or the exporter stopped).
+func (e *remoteWrite) flushAsync(st *batchState) {
+	m := &e.merger
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.pending != st {
+		return
+	}
+	if n, err := e.flushLocked(context.Background()); err != nil {
 		e.set.Logger.Error("remote_write: merged batches not queued; their samples are lost",
 			zap.Int("samples", n), zap.Error(err))
 	}

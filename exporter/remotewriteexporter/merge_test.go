@@ -72,7 +72,7 @@ func startOn(t *testing.T, s *storagetest.MemStorage, cfg *Config) *remoteWrite 
 }
 
 // Five batches within merge_window are one item of the persistent queue
-// (five without it), and still go out as five requests, in order.
+// and one request (five of each without it), their series in order.
 func TestMergeWindowStoresOneQueueItem(t *testing.T) {
 	for _, tc := range []struct {
 		window time.Duration
@@ -94,6 +94,9 @@ func TestMergeWindowStoresOneQueueItem(t *testing.T) {
 			up.Store(true)
 			waitFor(t, "5 batches", func() bool { return len(ep.batches()) == 5 })
 			assert.Equal(t, []string{"0", "1", "2", "3", "4"}, ep.batches())
+			ep.mu.Lock()
+			assert.Len(t, ep.got, tc.items, "requests accepted")
+			ep.mu.Unlock()
 			waitFor(t, "the queue to drain", func() bool { return queueItems(s) == 0 })
 		})
 	}
@@ -122,28 +125,64 @@ func TestMergeWindowFlushedAtShutdown(t *testing.T) {
 	assert.Equal(t, []string{"0", "0", "1", "1", "2", "2", "3", "3"}, ep.batches())
 }
 
-// A merged item stays within mergeMaxBytes and within queue_size.
+// A merged item is put in the queue once it reaches mergeMaxBytes of
+// compressed requests, or half of queue_size.
 func TestMergeBounds(t *testing.T) {
-	req := func(samples, bytes int) *request {
-		return &request{payloads: [][]byte{nil}, samples: []int{samples}, bytes: bytes}
+	st := func(bytes, raw int, samples ...int) *batchState {
+		return &batchState{bytes: bytes, raw: make([]byte, raw), samples: samples[1:], inRaw: samples[0]}
 	}
 	for _, tc := range []struct {
-		name            string
-		sizer           exporterhelper.RequestSizerType
-		capacity        int64
-		pending, joined *request
-		want            bool
+		name     string
+		sizer    exporterhelper.RequestSizerType
+		capacity int64
+		pending  *batchState
+		want     bool
 	}{
-		{"room", exporterhelper.RequestSizerTypeBytes, 1 << 30, req(10, 1000), req(10, 1000), true},
-		{"over mergeMaxBytes", exporterhelper.RequestSizerTypeBytes, 1 << 30, req(10, mergeMaxBytes-10), req(10, 11), false},
-		{"exactly mergeMaxBytes", exporterhelper.RequestSizerTypeBytes, 1 << 30, req(10, mergeMaxBytes-10), req(10, 10), true},
-		{"over queue_size in bytes", exporterhelper.RequestSizerTypeBytes, 1500, req(10, 1000), req(10, 1000), false},
-		{"over queue_size in items", exporterhelper.RequestSizerTypeItems, 15, req(10, 10), req(10, 10), false},
-		{"no queue", exporterhelper.RequestSizerTypeBytes, 0, req(10, 1000), req(10, 1000), true},
+		{"room", exporterhelper.RequestSizerTypeBytes, 1 << 30, st(1000, 500, 10, 10), false},
+		{"under mergeMaxBytes", exporterhelper.RequestSizerTypeBytes, 1 << 30, st(mergeMaxBytes-1, 3000, 10), false},
+		{"at mergeMaxBytes", exporterhelper.RequestSizerTypeBytes, 1 << 30, st(mergeMaxBytes, 0, 0, 10), true},
+		{"under half of queue_size in bytes", exporterhelper.RequestSizerTypeBytes, 1000, st(300, 199, 5, 5), false},
+		{"half of queue_size in bytes", exporterhelper.RequestSizerTypeBytes, 1000, st(300, 200, 5, 5), true},
+		{"under half of queue_size in items", exporterhelper.RequestSizerTypeItems, 15, st(10, 10, 3, 3), false},
+		{"half of queue_size in items", exporterhelper.RequestSizerTypeItems, 15, st(10, 10, 4, 3), true},
+		{"requests", exporterhelper.RequestSizerTypeRequests, 2, st(1000, 1000, 1000, 1000), false},
+		{"no queue", exporterhelper.RequestSizerTypeBytes, 0, st(1000, 1000, 10, 10), false},
 	} {
 		e := &remoteWrite{sizer: tc.sizer, capacity: tc.capacity}
-		assert.Equal(t, tc.want, e.fits(tc.pending, tc.joined), tc.name)
+		assert.Equal(t, tc.want, e.full(tc.pending), tc.name)
 	}
+}
+
+// Batches merged within merge_window share requests: 20 batches of 40
+// series go out as requests of at most max_batch_size_bytes, far fewer
+// than 20, every series once and in order. A merge that reaches half of
+// queue_size is put in the queue without waiting for the window.
+func TestMergeWindowJoinsBatchesIntoRequests(t *testing.T) {
+	ep := newEndpoint(t, func(int) int { return http.StatusOK })
+	cfg := testConfig(ep.srv.URL)
+	cfg.MergeWindow = time.Hour
+	cfg.MaxBatchSizeBytes = 4000
+	cfg.QueueConfig.Get().Sizer = exporterhelper.RequestSizerTypeItems
+	cfg.QueueConfig.Get().QueueSize = 400 // an item every 200 series
+	e, _ := start(t, cfg)
+	var want []string
+	for i := range 20 {
+		require.NoError(t, e.ConsumeMetrics(context.Background(), batch(i, 40)))
+		for range 40 {
+			want = append(want, strconv.Itoa(i))
+		}
+	}
+	waitFor(t, "800 series", func() bool { return len(ep.batches()) == 800 })
+	assert.Equal(t, want, ep.batches())
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	raw := 0
+	for _, s := range ep.sizes {
+		assert.LessOrEqual(t, s, 4000)
+		raw += s
+	}
+	assert.Less(t, len(ep.sizes), 20, "requests for 20 batches")
+	assert.GreaterOrEqual(t, len(ep.sizes), raw/4000+1)
 }
 
 // Concurrent producers with merge_window: each producer's batches arrive in

@@ -4,14 +4,11 @@
 package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter"
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
-	"sync"
 
-	"github.com/golang/snappy"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/prompb"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -64,18 +61,28 @@ func newTranslator(cfg *Config) *translator {
 	return t
 }
 
-// batchState is what one translate call builds: the WriteRequest being
-// written (raw, uncompressed, as protobuf), the compressed requests before
-// it, and one series' labels.
+// batchState is what is built for one queue item, from one batch or, with
+// merge_window, several: the WriteRequest being written (raw, uncompressed,
+// as protobuf), the compressed requests before it, and one series' labels.
 type batchState struct {
-	raw      []byte
-	enc      []byte // snappy's output (buffers.enc)
-	inRaw    int    // samples in raw
-	payloads [][]byte
-	samples  []int
-	labels   []prompb.Label
-	order    labelOrder
-	skipped  int
+	// bufs are the pooled scratch buffers raw and enc came from.
+	bufs *buffers
+	// raw is the end of the request being written, not compressed yet
+	// (about chunkBytes at most); comp the compressed blocks of the rest
+	// of it, back to back, ending at blockEnds; rawDone the uncompressed
+	// size of those blocks (compress.go).
+	raw       []byte
+	comp      []byte
+	blockEnds []int
+	rawDone   int
+	inRaw     int // samples in the request being written
+	payloads  [][]byte
+	samples   []int
+	// bytes is the sum of the payloads' lengths.
+	bytes   int
+	labels  []prompb.Label
+	order   labelOrder
+	skipped int
 	// resLabels are the labels of the resource's attributes being
 	// translated (promote), for templates.
 	resLabels []prompb.Label
@@ -117,30 +124,43 @@ func (o *labelOrder) sorted(lbls []prompb.Label) []prompb.Label {
 	return o.out
 }
 
-// buffers are the scratch buffers of one translate call: raw, the request
-// being written (at most max_batch_size_bytes), and enc, snappy's output
-// for it before the compressed bytes are copied into a payload of their
-// own size.
-type buffers struct{ raw, enc []byte }
-
-// bufferPool keeps the buffers from one batch to the next. Without enc,
-// snappy.Encode allocated and zeroed a buffer of its worst case for every
-// request (about 1.17 times the raw request) that the payload then held for
-// only the fifth or so it used: half of remote write's allocated bytes at
-// 16x64 (BenchmarkTranslate).
-var bufferPool sync.Pool
-
 // translate returns md as remote-write requests of at most maxBytes each
 // (before compression), and an error counting the points it could not
 // translate (the rest is in the request).
 func (t *translator) translate(md pmetric.Metrics) (*request, error) {
-	t.templates.tick()
-	st := &batchState{}
+	st := t.begin()
+	skipped := t.add(st, md)
+	return t.end(st), skippedError(skipped)
+}
+
+// skippedError is the error of a translation that left n metrics or points
+// out; nil when n is 0.
+func skippedError(n int) error {
+	if n == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d metrics (delta sums, histograms, summaries, untranslatable names) or points without a value not translated", n)
+}
+
+// begin starts the requests of one queue item on the pooled scratch
+// buffers.
+func (t *translator) begin() *batchState {
 	bufs, ok := bufferPool.Get().(*buffers)
 	if !ok {
-		bufs = &buffers{raw: make([]byte, 0, min(t.maxBytes+64, md.DataPointCount()*96))}
+		bufs = &buffers{raw: make([]byte, 0, min(t.maxBytes, chunkBytes)+1024)}
 	}
-	st.raw, st.enc = bufs.raw[:0], bufs.enc
+	return &batchState{bufs: bufs, raw: bufs.raw[:0], comp: bufs.comp[:0], blockEnds: bufs.blockEnds[:0]}
+}
+
+// add translates md into st after what st holds: the series go on in the
+// request being written, which is compressed when the next series would
+// take it past maxBytes. A remote-write 1.0 WriteRequest is its repeated
+// timeseries field and nothing else here, so the series of several batches
+// make one request, as if one batch had come. It returns the number of
+// metrics or points left out.
+func (t *translator) add(st *batchState, md pmetric.Metrics) int {
+	t.templates.tick()
+	before := st.skipped
 	rms := md.ResourceMetrics()
 	for i := range rms.Len() {
 		rm := rms.At(i)
@@ -158,14 +178,17 @@ func (t *translator) translate(md pmetric.Metrics) (*request, error) {
 			}
 		}
 	}
+	return st.skipped - before
+}
+
+// end compresses the request being written, gives the scratch buffers
+// back to the pool and returns st's requests; st is not used after.
+func (t *translator) end(st *batchState) *request {
 	st.flush()
-	bufs.raw, bufs.enc = st.raw, st.enc
-	bufferPool.Put(bufs)
-	req := newRequest(st.payloads, st.samples)
-	if st.skipped > 0 {
-		return req, fmt.Errorf("%d metrics (delta sums, histograms, summaries, untranslatable names) or points without a value not translated", st.skipped)
-	}
-	return req, nil
+	st.bufs.raw, st.bufs.comp, st.bufs.blockEnds = st.raw, st.comp, st.blockEnds
+	bufferPool.Put(st.bufs)
+	st.bufs = nil
+	return newRequest(st.payloads, st.samples)
 }
 
 // resourceLabels returns job and instance from the resource, sorted.
@@ -253,7 +276,7 @@ func (t *translator) appendSeries(st *batchState, lbls []prompb.Label, v float64
 	for _, l := range lbls {
 		size += fieldSize(labelSize(l))
 	}
-	if entry := fieldSize(size); len(st.raw) > 0 && len(st.raw)+entry > t.maxBytes {
+	if entry := fieldSize(size); st.rawSize() > 0 && st.rawSize()+entry > t.maxBytes {
 		st.flush()
 	}
 	b := protowire.AppendTag(st.raw, 1, protowire.BytesType) // WriteRequest.timeseries
@@ -262,21 +285,21 @@ func (t *translator) appendSeries(st *batchState, lbls []prompb.Label, v float64
 		b = appendLabelField(b, l) // TimeSeries.labels
 	}
 	st.raw = appendSample(b, v, ms) // TimeSeries.samples
-	st.inRaw++
+	st.added()
 }
 
 // appendSeriesOf is appendSeries for the labels of a template filled with
 // values.
 func (t *translator) appendSeriesOf(st *batchState, tp *seriesTemplate, values []string, v float64, ms int64) {
 	size := tp.labelsSize(values) + sampleFieldSize(ms)
-	if entry := fieldSize(size); len(st.raw) > 0 && len(st.raw)+entry > t.maxBytes {
+	if entry := fieldSize(size); st.rawSize() > 0 && st.rawSize()+entry > t.maxBytes {
 		st.flush()
 	}
 	b := protowire.AppendTag(st.raw, 1, protowire.BytesType) // WriteRequest.timeseries
 	b = protowire.AppendVarint(b, uint64(size))
 	b = tp.appendLabels(b, values)
 	st.raw = appendSample(b, v, ms)
-	st.inRaw++
+	st.added()
 }
 
 // appendSample appends a TimeSeries.samples field of one sample.
@@ -287,19 +310,6 @@ func appendSample(b []byte, v float64, ms int64) []byte {
 	b = protowire.AppendFixed64(b, math.Float64bits(v))
 	b = protowire.AppendTag(b, 2, protowire.VarintType)
 	return protowire.AppendVarint(b, uint64(ms))
-}
-
-// flush compresses the request being built, if any, and starts the next.
-func (st *batchState) flush() {
-	if st.inRaw == 0 {
-		return
-	}
-	if n := snappy.MaxEncodedLen(len(st.raw)); cap(st.enc) < n {
-		st.enc = make([]byte, n)
-	}
-	st.payloads = append(st.payloads, bytes.Clone(snappy.Encode(st.enc[:cap(st.enc)], st.raw)))
-	st.samples = append(st.samples, st.inRaw)
-	st.raw, st.inRaw = st.raw[:0], 0
 }
 
 // labelSize is the encoded size of a Label message (empty fields left out).

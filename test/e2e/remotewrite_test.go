@@ -30,13 +30,10 @@ const rwInterval = time.Second
 
 // rwOverride is merged over config/prometheus-remote-write.yaml: a 1s
 // scrape with the per-opcode metric on (every family of the contract) and a
-// short batch timeout and merge window, so that a sample is in Prometheus
-// about 1s after its scrape (and a kill loses no more than with a 5s scrape
-// and the shipped 1s and 2s).
-const rwOverride = opcodeReceiver + `processors:
-  batch:
-    timeout: 100ms
-exporters:
+// short merge window, so that a sample is in Prometheus about 1s after its
+// scrape (and a kill loses no more than with a 5s scrape and the shipped
+// 2s).
+const rwOverride = opcodeReceiver + `exporters:
   remote_write:
     merge_window: 200ms
 `

@@ -133,9 +133,6 @@ const override = `receivers:
     metrics:
       ernic.qp.wqes.by_opcode:
         enabled: true
-processors:
-  batch:
-    timeout: 100ms
 exporters:
   remote_write:
     merge_window: 200ms
