@@ -5,6 +5,8 @@ package otlpdurableexporter // import "github.com/rocm-ernic/otelcol-ernic/expor
 
 import (
 	"errors"
+	"fmt"
+	"time"
 
 	"go.opentelemetry.io/collector/config/configgrpc"
 	"go.opentelemetry.io/collector/config/configoptional"
@@ -28,8 +30,20 @@ type Config struct {
 	// set to a storage extension (file_storage) it is persistent and holds
 	// each batch as the encoded request, compressed with `compression`;
 	// its `sizer: bytes` counts those bytes. `batch` is not supported: the requests
-	// are encoded before the queue (use the batch processor).
+	// are encoded before the queue (merge_window joins batches).
 	QueueConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
+
+	// MergeWindow, when positive, sends the batches that come within it of
+	// the first as one request (their encodings back to back, compressed
+	// once), stored as one item of the queue: at most 2 MB of protobuf
+	// before compression (under half of a default gRPC server's 4 MiB limit)
+	// and half of queue_size; a larger batch goes alone. 0 (the default)
+	// sends each batch as it comes. With it, no batch processor is needed
+	// in front to make requests of a useful size from small batches. A
+	// batch waits at most this long before it is in the queue: with a
+	// persistent queue, what a crash can lose on top of what waits
+	// upstream.
+	MergeWindow time.Duration `mapstructure:"merge_window"`
 
 	// RetryConfig is how a failed batch is retried (retry_on_failure).
 	RetryConfig configretry.BackOffConfig `mapstructure:"retry_on_failure"`
@@ -44,8 +58,11 @@ func (cfg *Config) Validate() error {
 	if cfg.Endpoint == "" {
 		errs = append(errs, errors.New("endpoint: the OTLP/gRPC server's host:port is required"))
 	}
+	if cfg.MergeWindow < 0 {
+		errs = append(errs, fmt.Errorf("merge_window %s: must not be negative", cfg.MergeWindow))
+	}
 	if cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().Batch.HasValue() {
-		errs = append(errs, errors.New("sending_queue::batch: not supported by this exporter; batches are encoded before the queue (use the batch processor)"))
+		errs = append(errs, errors.New("sending_queue::batch: not supported by this exporter; batches are encoded before the queue (merge_window joins batches)"))
 	}
 	return errors.Join(errs...)
 }

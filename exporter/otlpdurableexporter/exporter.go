@@ -58,7 +58,7 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (expor
 		userAgent:   fmt.Sprintf("%s/%s (%s/%s)", set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
 		compression: compression,
 	}
-	return xexporterhelper.NewMetricsRequest(ctx, set, e.encode, e.push,
+	inner, err := xexporterhelper.NewMetricsRequest(ctx, set, e.encode, e.push,
 		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
 		exporterhelper.WithTimeout(cfg.TimeoutConfig),
 		exporterhelper.WithRetry(cfg.RetryConfig),
@@ -67,6 +67,14 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (expor
 		exporterhelper.WithStart(e.start),
 		exporterhelper.WithShutdown(e.shutdown),
 	)
+	if err != nil || cfg.MergeWindow <= 0 {
+		return inner, err
+	}
+	m := &merging{Metrics: inner, set: set, window: cfg.MergeWindow, compression: compression}
+	if cfg.QueueConfig.HasValue() {
+		m.sizer, m.capacity = cfg.QueueConfig.Get().Sizer, cfg.QueueConfig.Get().QueueSize
+	}
+	return m, nil
 }
 
 // endpointAttributes are the attributes of the exporter's own telemetry
@@ -119,18 +127,35 @@ func (e *otlpDurable) shutdown(context.Context) error {
 }
 
 // encode turns a batch into its ExportMetricsServiceRequest, compressed
-// with the configured compression, once.
-func (e *otlpDurable) encode(_ context.Context, md pmetric.Metrics) (xexporterhelper.Request, error) {
+// with the configured compression, once; a request merged by merging
+// comes ready in the context.
+func (e *otlpDurable) encode(ctx context.Context, md pmetric.Metrics) (xexporterhelper.Request, error) {
+	if r, ok := ctx.Value(preparedKey{}).(*request); ok {
+		return r, nil
+	}
 	body, err := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
 	if err != nil {
 		return nil, consumererror.NewPermanent(fmt.Errorf("otlp_durable: encoding the batch: %w", err))
 	}
-	if e.compression != "" {
-		if body, err = compressBody(e.compression, body); err != nil {
-			return nil, consumererror.NewPermanent(fmt.Errorf("otlp_durable: compressing the batch (%s): %w", e.compression, err))
+	r, err := newRequest(e.compression, body, md.DataPointCount())
+	if err != nil {
+		return nil, consumererror.NewPermanent(err)
+	}
+	return r, nil
+}
+
+// newRequest returns the queue's request for raw, the protobuf encoding of
+// points data points: raw compressed with the gRPC compressor compression
+// into a slice of its own, or raw itself ("": no compression).
+func newRequest(compression string, raw []byte, points int) (*request, error) {
+	body := raw
+	if compression != "" {
+		var err error
+		if body, err = compressBody(compression, raw); err != nil {
+			return nil, fmt.Errorf("otlp_durable: compressing the batch (%s): %w", compression, err)
 		}
 	}
-	return &request{body: body, compression: e.compression, points: md.DataPointCount()}, nil
+	return &request{body: body, compression: compression, points: points}, nil
 }
 
 // push sends one encoded request and classifies the answer as otlp_grpc

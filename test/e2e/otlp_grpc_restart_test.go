@@ -87,11 +87,9 @@ func TestOTLPGRPCKilledDuringOutage(t *testing.T) {
 	override := harness.WriteFile(t, "otlp-grpc-restart.yaml", `receivers:
   ernic:
     collection_interval: 1s
-processors:
-  batch:
-    timeout: 100ms
 exporters:
   otlp_durable:
+    merge_window: 200ms
     tls:
       insecure: true
     retry_on_failure:
