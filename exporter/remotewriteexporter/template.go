@@ -184,7 +184,7 @@ func (tp *seriesTemplate) appendLabels(b []byte, values []string) []byte {
 // one scrape to the next, and making a template anew for every metric of
 // every resource of every batch was 19 % of a 16x64 batch's translation
 // (BenchmarkTranslate). A template no batch used since the sweep before
-// last (between sweepCalls and twice that many translate calls) is let go,
+// last (between sweepCalls and twice that many batches) is let go,
 // so the cache holds about the templates of the series that still exist;
 // and it starts anew past maxTemplates, for a source whose resource
 // attributes churn faster than that. Safe for concurrent use; a template
@@ -202,16 +202,18 @@ type cachedTemplate struct {
 	used uint64
 }
 
-// sweepCalls is how many translate calls an unused template is kept for:
-// at 16x64 (one batch a 5 s scrape) about 5 minutes, at 64x1024 (27
-// batches a scrape) about 2 scrapes.
+// sweepCalls is how many batches an unused template is kept for (a
+// translate call or, with merge_window, each batch added): with the
+// receiver's batch per instance, about 4 scrapes at 16x64 (17 batches a
+// scrape) and 1 to 2 at 64x1024 (65), where every instance's templates
+// are used at each scrape.
 const sweepCalls = 64
 
 // maxTemplates bounds the cache: a 64x1024 host has about 2,600 templates
 // (64 resources of about 40 metrics).
 const maxTemplates = 50_000
 
-// tick counts a translate call, and every sweepCalls calls lets go of the
+// tick counts a batch, and every sweepCalls batches lets go of the
 // templates unused since the sweep before.
 func (c *templateCache) tick() {
 	c.mu.Lock()
