@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -97,4 +98,30 @@ func TestUnsupportedCompression(t *testing.T) {
 	cfg.Compression = configcompression.TypeDeflate
 	_, err := createMetrics(context.Background(), exportertest.NewNopSettings(metadata.Type), cfg)
 	require.ErrorContains(t, err, `compression "deflate": not supported over gRPC`)
+}
+
+// The zstd encoder is reused by requests that come within idle of each
+// other, and let go when idle passes without one; what it makes is the
+// same either way.
+func TestZstdEncoderKeptWhileBusy(t *testing.T) {
+	c := &idleEncoder{idle: 200 * time.Millisecond, opts: zstdEncoders.opts}
+	raw := counters(t, 100)
+	first, err := c.get()
+	require.NoError(t, err)
+	want := first.EncodeAll(raw, nil)
+	c.put(first)
+	again, err := c.get()
+	require.NoError(t, err)
+	require.Same(t, first, again, "an encoder put back within idle is the next one")
+	require.Equal(t, want, again.EncodeAll(raw, nil))
+	c.put(again)
+	require.Eventually(t, func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.enc == nil
+	}, 5*time.Second, 10*time.Millisecond, "the encoder is dropped once idle passes")
+	fresh, err := c.get()
+	require.NoError(t, err)
+	require.NotSame(t, first, fresh)
+	require.Equal(t, want, fresh.EncodeAll(raw, nil))
 }

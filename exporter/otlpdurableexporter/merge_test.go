@@ -99,3 +99,41 @@ func mustEncode(t *testing.T, md pmetric.Metrics) []byte {
 	require.NoError(t, err)
 	return r.(*request).body
 }
+
+// The pending buffer is kept while a scrape fills request after request,
+// and let go when merge_window ends one (between scrapes nothing of it is
+// live); the next scrape's buffer is made at the largest request's size.
+func TestMergePendingBufferLetGoAtWindowEnd(t *testing.T) {
+	srv := newServer(t, nil)
+	cfg := testConfig(srv.addr)
+	cfg.Compression = configcompression.TypeZstd
+	cfg.MergeWindow = 100 * time.Millisecond
+	cfg.QueueConfig.Get().Sizer = exporterhelper.RequestSizerTypeItems
+	cfg.QueueConfig.Get().QueueSize = 24 // a request is full at 12 points
+	e, _ := start(t, cfg, componenttest.NewNopHost())
+	defer func() { require.NoError(t, e.Shutdown(context.Background())) }()
+	m := e.(*merging)
+	pending := func() (int, int, int) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return len(m.raw), cap(m.raw), m.nextSize
+	}
+	for i := range 4 { // 12 points: the first request goes when full
+		require.NoError(t, e.ConsumeMetrics(context.Background(), batch(i, 3)))
+	}
+	n, c, _ := pending()
+	assert.Zero(t, n)
+	assert.Positive(t, c, "the buffer is kept for the scrape's next request")
+	full := c
+	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(4, 3)))
+	waitFor(t, "both requests", func() bool { return len(srv.accepted()) == 2 })
+	n, c, next := pending()
+	assert.Zero(t, n)
+	assert.Zero(t, c, "the buffer is let go at the window's end")
+	assert.Equal(t, len(mustEncode(t, joined(batch(0, 3), batch(1, 3), batch(2, 3), batch(3, 3)))), next,
+		"the next scrape's buffer is made at the largest request's size")
+	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(5, 3)))
+	_, c, _ = pending()
+	assert.GreaterOrEqual(t, c, next)
+	assert.LessOrEqual(t, c, full)
+}
