@@ -56,8 +56,8 @@ type merger struct {
 // merge translates md into the pending requests, starting them (and their
 // merge_window timer) when there are none, and puts them in the queue at
 // once when they reached the item bound. An error is the queue's (the
-// samples of the item are not kept) or a merged item larger than the
-// queue.
+// samples of the item are not kept, and logged with their count) or a
+// merged item larger than the queue.
 func (e *remoteWrite) merge(ctx context.Context, md pmetric.Metrics) error {
 	m := &e.merger
 	m.mu.Lock()
@@ -73,7 +73,13 @@ func (e *remoteWrite) merge(ctx context.Context, md pmetric.Metrics) error {
 	if !e.full(m.pending) {
 		return nil
 	}
-	_, err := e.flushLocked(ctx)
+	n, err := e.flushLocked(ctx)
+	if err != nil {
+		// The item holds the batches accepted before this one too: the
+		// caller counts only its own as refused.
+		e.set.Logger.Error("remote_write: merged batches not queued; their samples are lost",
+			zap.Int("samples", n), zap.Error(err))
+	}
 	return err
 }
 

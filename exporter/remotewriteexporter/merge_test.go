@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 
@@ -208,4 +209,24 @@ func TestMergeWindowKeepsEachProducersOrder(t *testing.T) {
 		last[p] = i
 	}
 	assert.Len(t, last, 4)
+}
+
+// A merged item larger than the queue (a batch over half of queue_size on
+// top of batches accepted before it) is refused as a whole: the caller of
+// that batch gets a permanent error, and the log line counts every sample
+// of the item, those of the earlier batches too.
+func TestMergeOverQueueLogsEverySampleLost(t *testing.T) {
+	ep := newEndpoint(t, func(int) int { return http.StatusOK })
+	cfg := testConfig(ep.srv.URL)
+	cfg.MergeWindow = time.Hour
+	cfg.QueueConfig.Get().Sizer = exporterhelper.RequestSizerTypeItems
+	cfg.QueueConfig.Get().QueueSize = 10
+	e, logs := start(t, cfg) // shut down at the test's end
+	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(0, 3)))
+	err := e.ConsumeMetrics(context.Background(), batch(1, 20))
+	require.Error(t, err)
+	assert.True(t, consumererror.IsPermanent(err), "%v", err)
+	lost := logs.FilterMessage("remote_write: merged batches not queued; their samples are lost").All()
+	require.Len(t, lost, 1)
+	assert.Equal(t, int64(23), lost[0].ContextMap()["samples"])
 }
