@@ -40,6 +40,7 @@ func TestConfigDefaults(t *testing.T) {
 	assert.Equal(t, 256, cfg.MaxInstances)
 	assert.Equal(t, int64(64<<20), cfg.MaxFileBytes)
 	assert.Equal(t, 128, cfg.MaxLabelLength)
+	assert.False(t, cfg.GCAfterScrape, "off by default: it collects the whole process's heap")
 	assert.True(t, cfg.Metrics.ErnicCommands.Enabled)
 	assert.False(t, cfg.Metrics.ErnicQpWqesByOpcode.Enabled, "off by default: cardinality")
 	assert.True(t, cfg.Metrics.ErnicStatsAge.Enabled)
@@ -54,6 +55,7 @@ func TestConfigCustom(t *testing.T) {
 	assert.Equal(t, 0, cfg.MaxQPsPerInstance)
 	assert.Equal(t, 0, cfg.MaxInstances)
 	assert.Equal(t, int64(1<<20), cfg.MaxFileBytes)
+	assert.True(t, cfg.GCAfterScrape)
 	assert.True(t, cfg.Metrics.ErnicQpWqesByOpcode.Enabled)
 	assert.False(t, cfg.Metrics.ErnicStatsAge.Enabled)
 }

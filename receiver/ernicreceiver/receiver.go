@@ -46,6 +46,9 @@ type ernicReceiver struct {
 	// attributes.
 	telemetry    *metadata.TelemetryBuilder
 	scraperAttrs metric.MeasurementOption
+	// gc collects garbage at the end of a scrape (gc_after_scrape); nil
+	// when off.
+	gc *gcPacer
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -63,7 +66,12 @@ func newReceiver(cfg *Config, set receiver.Settings, next consumer.Metrics) (*er
 	if err != nil {
 		return nil, err
 	}
+	var gc *gcPacer
+	if cfg.GCAfterScrape {
+		gc = newGCPacer()
+	}
 	return &ernicReceiver{
+		gc:  gc,
 		cfg: cfg, logger: set.Logger, next: next, obs: obs, scraper: newScraper(cfg, set),
 		telemetry: tb,
 		scraperAttrs: metric.WithAttributeSet(attribute.NewSet(
@@ -127,6 +135,9 @@ func (r *ernicReceiver) scrapeOnce(ctx context.Context) {
 		ctx, cancel = context.WithTimeout(ctx, r.cfg.Timeout)
 		defer cancel()
 	}
+	if r.gc != nil {
+		r.gc.scrapeStarted()
+	}
 	scraped := 0
 	err := r.scraper.scrapeEach(ctx, func(md pmetric.Metrics) {
 		n := md.DataPointCount()
@@ -138,6 +149,9 @@ func (r *ernicReceiver) scrapeOnce(ctx context.Context) {
 	// Counted with a context of their own: ctx may have timed out.
 	r.telemetry.ScraperScrapedMetricPoints.Add(context.Background(), int64(scraped), r.scraperAttrs)
 	r.telemetry.ScraperErroredMetricPoints.Add(context.Background(), int64(r.scraper.failed), r.scraperAttrs)
+	if r.gc != nil {
+		r.gc.scrapeEnded()
+	}
 	switch {
 	case err == nil:
 	case onlyReported(err):
