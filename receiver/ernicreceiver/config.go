@@ -87,7 +87,7 @@ type Config struct {
 	// heap is at most 8 MiB (gcMaxLive: small hosts). It is the whole
 	// process's collection (the collector's other components included),
 	// hence off by default; config/local.yaml sets it (16x64: 0.33-0.41
-	// KiB a series above an idle collector against 0.79-0.81,
+	// KiB a series above an idle collector against 0.79-0.91,
 	// docs/performance-memory.md).
 	GCAfterScrape bool `mapstructure:"gc_after_scrape"`
 

@@ -73,18 +73,15 @@ func (p *gcPacer) scrapeStarted() {
 }
 
 // scrapeEnded collects now when the heap in use and what this scrape
-// allocated would reach the trigger in the next one; it reports whether
-// it did.
-func (p *gcPacer) scrapeEnded() bool {
+// allocated would reach the trigger in the next one.
+func (p *gcPacer) scrapeEnded() {
 	h := p.read()
 	if h.allocs < p.allocsAtStart {
-		return false // not a cumulative count: a broken reading
+		return // not a cumulative count: a broken reading
 	}
-	if !gcDue(h.live, h.goal, h.objects, h.allocs-p.allocsAtStart) {
-		return false
+	if gcDue(h.live, h.goal, h.objects, h.allocs-p.allocsAtStart) {
+		p.collect()
 	}
-	p.collect()
-	return true
 }
 
 // gcDue: whether a heap of objects bytes in use, after a scrape that
