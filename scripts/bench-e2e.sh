@@ -16,7 +16,9 @@
 # rocm-ernic does), with 5 s scrapes and the
 # memory limit raised (ERNIC_MEMORY_LIMIT_MIB=4096) so that nothing is
 # refused. After WARMUP seconds the script samples the collector's /proc
-# every second for DURATION seconds and prints per run: the series, CPU
+# every second for DURATION seconds and prints per run: the series (those
+# a GET serves; for a push run, the points the receiver accepted per
+# scrape while measured), CPU
 # seconds per minute, peak and steady (median of the second half) RSS and
 # the anonymous part of the steady RSS (the rest is mapped files: the
 # binary, and bbolt's queue file for the push pipelines),
@@ -240,6 +242,13 @@ run() {
 	local t0 c0 peak=0 samples=() anons=() i r
 	t0=$(date +%s.%N)
 	c0=$(cpu_ns "$col_pid")
+	# The receiver's accepted points now and a whole number of scrape
+	# intervals (5 s) later: their difference per scrape is the series a
+	# push run published (below).
+	local scrapes=$((duration / 5))
+	curl -s "127.0.0.1:$tport/metrics" >"$dir/telemetry0"
+	(sleep $((scrapes * 5)) && curl -s "127.0.0.1:$tport/metrics" >"$dir/telemetry1") &
+	local tel_pid=$!
 	for ((i = 0; i < duration; i++)); do
 		sleep 1
 		r=$(rss_kib "$col_pid")
@@ -258,14 +267,19 @@ run() {
 	fi
 	if [[ $pipe == pull ]]; then
 		series=$(curl -s --max-time 60 "127.0.0.1:$port/metrics" | grep -c '^ernic_' || true)
-		series_of[$size]=$series
 		get_med=$(median <"$dir/gets")
 		get_max=$(sort -n "$dir/gets" | tail -1)
 	else
-		# The pull run's count; without one, the points the receiver
-		# accepted per 5 s since the start (an estimate).
-		series=${series_of[$size]:-$(awk -v s="$(echo "$t1 - $t0 + $warmup + 2" | bc -l)" \
-			'/^otelcol_receiver_accepted_metric_points/ { p += $NF } END { printf "%d", p / (s / 5) }' "$dir/telemetry")}
+		# The points the receiver accepted while measured, per scrape:
+		# a scrape every 5 s gives every series one point (the files are
+		# static), and the two readings, a whole number of intervals
+		# apart to the millisecond, fall at one point of the scrape
+		# cycle, so a scrape in progress at one is in progress at the
+		# other. At 16x64 this is the pull run's count, 9,249.
+		wait "$tel_pid" || true
+		series=$(awk -v k="$scrapes" '/^otelcol_receiver_accepted_metric_points/ { p[FILENAME] += $NF }
+			END { for (f in p) if (f ~ /telemetry0$/) a = p[f]; else b = p[f]; if (k > 0) printf "%d", (b - a) / k }' \
+			"$dir/telemetry0" "$dir/telemetry1")
 	fi
 	grep -E '^otelcol_[a-z_]*(refused|failed|dropped|errored)[a-z_]*points' "$dir/telemetry" >"$dir/lost" || true
 	lost=$(awk '{ n += $NF } END { printf "%d", n }' "$dir/lost")
@@ -329,7 +343,6 @@ read_floor() {
 		'BEGIN { if (a > 0 && b > 0) printf "%.3f %.1f %.2f\n", a, b, sqrt((ra / a) * (rb / b)); else print "- - -" }'
 }
 
-declare -A series_of
 floor=$(pdata_floor)
 read -r rfloor16 rfloor64 speed <<<"$(read_floor)"
 idle=$(idle_rss)
