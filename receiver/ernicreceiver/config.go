@@ -86,9 +86,10 @@ type Config struct {
 	// marks, stops carrying a scrape in progress. Only while the marked
 	// heap is at most 8 MiB (gcMaxLive: small hosts). It is the whole
 	// process's collection (the collector's other components included),
-	// hence off by default; config/local.yaml sets it (16x64: 0.33-0.41
-	// KiB a series above an idle collector against 0.79-0.91,
-	// docs/performance-memory.md).
+	// hence off by default; config/local.yaml and
+	// config/prometheus-remote-write.yaml set it (16x64: 0.33-0.41 and
+	// 0.54-0.60 KiB a series above an idle collector against 0.79-0.91
+	// and 0.75-1.05, docs/performance-memory.md).
 	GCAfterScrape bool `mapstructure:"gc_after_scrape"`
 
 	// prevent unkeyed literal initialization
