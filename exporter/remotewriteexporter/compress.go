@@ -88,6 +88,7 @@ func (st *batchState) flush() {
 		st.payloads = append(st.payloads, p)
 		st.samples = append(st.samples, st.inRaw)
 		st.bytes += len(p)
+		st.itemsDone += st.inRaw
 	}
 	st.comp, st.blockEnds, st.rawDone, st.inRaw = st.comp[:0], st.blockEnds[:0], 0, 0
 }

@@ -56,8 +56,10 @@ type Config struct {
 	// of the first into the same requests (in order, each request still
 	// at most max_batch_size_bytes) and stores them as one item of the
 	// sending queue, of about 4 MiB of compressed requests at most and
-	// half of queue_size; 0 (the default) stores each batch as it comes,
-	// in requests of its own. With it, no batch processor is needed in
+	// half of queue_size (a batch that would make an item larger than
+	// queue_size is split across items); 0 (the default) stores each
+	// batch as it comes, in requests of its own, and refuses a batch
+	// larger than queue_size. With it, no batch processor is needed in
 	// front to make requests of a useful size from small batches. A batch
 	// waits at most this long before it is in the queue, so with a
 	// persistent queue it is what a crash can lose on top of what waits

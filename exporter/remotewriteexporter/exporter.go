@@ -175,10 +175,19 @@ func (e *remoteWrite) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) er
 	if len(req.payloads) == 0 {
 		return nil
 	}
-	if size := req.size(e.sizer); e.capacity > 0 && size > e.capacity {
-		return consumererror.NewPermanent(fmt.Errorf("remote_write: a batch of %d (%s) is larger than sending_queue::queue_size %d; raise it", size, e.sizer, e.capacity))
+	if err := e.tooLarge(req, "a batch"); err != nil {
+		return err
 	}
 	return e.enqueue(ctx, req)
+}
+
+// tooLarge returns a permanent error when req, named what in it, is larger
+// than the whole queue: it would wait for room forever.
+func (e *remoteWrite) tooLarge(req *request, what string) error {
+	if size := req.size(e.sizer); e.capacity > 0 && size > e.capacity {
+		return consumererror.NewPermanent(fmt.Errorf("remote_write: %s of %d (%s) is more than sending_queue::queue_size %d holds; raise it", what, size, e.sizer, e.capacity))
+	}
+	return nil
 }
 
 // enqueue puts req in the queue. When the queue is full while sending

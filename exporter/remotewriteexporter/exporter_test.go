@@ -40,6 +40,7 @@ type endpoint struct {
 	n      int
 	got    []*prompb.WriteRequest // accepted requests, in arrival order
 	sizes  []int                  // uncompressed size of every request
+	bodies []int                  // compressed size of every request
 }
 
 func newEndpoint(t *testing.T, status func(n int) int) *endpoint {
@@ -57,6 +58,7 @@ func newEndpoint(t *testing.T, status func(n int) int) *endpoint {
 		code := e.status(e.n)
 		e.n++
 		e.sizes = append(e.sizes, len(raw))
+		e.bodies = append(e.bodies, len(body))
 		if code/100 == 2 {
 			e.got = append(e.got, &wr)
 		}

@@ -5,11 +5,11 @@ package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/expor
 
 import (
 	"context"
-	"fmt"
+	"math"
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/collector/consumer/consumererror"
+	"github.com/golang/snappy"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
@@ -55,20 +55,37 @@ type merger struct {
 
 // merge translates md into the pending requests, starting them (and their
 // merge_window timer) when there are none, and puts them in the queue at
-// once when they reached the item bound. An error is the queue's (the
-// samples of the item are not kept, and logged with their count) or a
-// merged item larger than the queue.
+// once when they reached the item bound. A series that would make the item
+// larger than the queue puts what came before it in the queue first, as
+// an item of its own (the rest of md goes on in the next): a batch over
+// half of queue_size is split, and the batches accepted before it are
+// never refused with it. An error is the queue's; the samples of the item
+// it refused are not kept, and are logged with their count.
 func (e *remoteWrite) merge(ctx context.Context, md pmetric.Metrics) error {
 	m := &e.merger
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.pending == nil {
 		st := e.tr.begin()
+		st.capItems, st.capBytes = e.itemBound()
 		m.pending = st
 		m.timer = time.AfterFunc(e.cfg.MergeWindow, func() { e.flushAsync(st) })
 	}
-	if skipped := e.tr.add(m.pending, md); skipped > 0 {
+	var spillErr error
+	if m.pending.capItems > 0 || m.pending.capBytes > 0 {
+		m.pending.spill = func(st *batchState) {
+			if err := e.spillLocked(ctx, st); err != nil {
+				spillErr = err
+			}
+		}
+	}
+	skipped := e.tr.add(m.pending, md)
+	m.pending.spill = nil
+	if skipped > 0 {
 		e.report.untranslated(skippedError(skipped))
+	}
+	if spillErr != nil {
+		return spillErr
 	}
 	if !e.full(m.pending) {
 		return nil
@@ -83,9 +100,66 @@ func (e *remoteWrite) merge(ctx context.Context, md pmetric.Metrics) error {
 	return err
 }
 
+// itemBound is the largest item the queue takes, for a batchState: its
+// capacity in samples (items sizer) or in bytes of compressed requests
+// (bytes sizer); 0 and 0 for the requests sizer (an item is one request
+// whatever it holds) or no queue.
+func (e *remoteWrite) itemBound() (items, bytes int) {
+	if e.capacity <= 0 {
+		return 0, 0
+	}
+	bound := int(min(e.capacity, math.MaxInt))
+	switch e.sizer {
+	case exporterhelper.RequestSizerTypeItems:
+		return bound, 0
+	case exporterhelper.RequestSizerTypeBytes:
+		return 0, bound
+	default:
+		return 0, 0
+	}
+}
+
+// overflows reports whether a series of entry bytes would make st's item
+// larger than its bound: capItems samples, or else capBytes bytes of what
+// the item can be at most once compressed (the finished requests, the
+// compressed blocks of the one being written, snappy's worst case for the
+// rest of it with the series, and the headers of two requests). For an
+// empty item it may say yes: spillLocked then has nothing to put in the
+// queue, and a series alone larger than the queue is refused when its
+// item is (flushLocked). Small enough to be inlined: it runs for every
+// series.
+func (st *batchState) overflows(entry int) bool {
+	if st.capItems > 0 {
+		return st.itemsDone+st.inRaw >= st.capItems
+	}
+	return st.bytes+len(st.comp)+snappy.MaxEncodedLen(len(st.raw)+entry)+64 > st.capBytes
+}
+
+// spillLocked puts the requests st holds in the queue as one item, in the
+// middle of a batch (overflows), and leaves st with none; mu held. Its
+// error is the queue's: the item's samples are lost, and logged.
+func (e *remoteWrite) spillLocked(ctx context.Context, st *batchState) error {
+	st.flush()
+	if len(st.payloads) == 0 {
+		return nil
+	}
+	req := newRequest(st.payloads, st.samples)
+	st.payloads, st.samples, st.bytes, st.itemsDone = nil, nil, 0, 0
+	err := e.tooLarge(req, "an item of merged batches")
+	if err == nil {
+		err = e.enqueue(ctx, req)
+	}
+	if err != nil {
+		e.set.Logger.Error("remote_write: merged batches not queued; their samples are lost",
+			zap.Int("samples", req.ItemsCount()), zap.Error(err))
+	}
+	return err
+}
+
 // full reports whether the pending requests reached the item bound:
-// mergeMaxBytes of compressed requests, or half of queue_size (so that an
-// item fits in the queue unless one batch alone takes half of it).
+// mergeMaxBytes of compressed requests, or half of queue_size (items of
+// about half the queue, rather than items as large as it, which a queue
+// with anything in it would make the pipeline wait for).
 func (e *remoteWrite) full(st *batchState) bool {
 	if st.bytes >= mergeMaxBytes {
 		return true
@@ -97,11 +171,7 @@ func (e *remoteWrite) full(st *batchState) bool {
 	case exporterhelper.RequestSizerTypeBytes:
 		return int64(st.bytes+len(st.raw)) >= e.capacity/2
 	case exporterhelper.RequestSizerTypeItems:
-		n := st.inRaw
-		for _, s := range st.samples {
-			n += s
-		}
-		return int64(n) >= e.capacity/2
+		return int64(st.itemsDone+st.inRaw) >= e.capacity/2
 	default:
 		return false
 	}
@@ -110,7 +180,8 @@ func (e *remoteWrite) full(st *batchState) bool {
 // flushLocked compresses the pending requests and puts them in the queue
 // as one item; mu held. It returns the item's sample count (0 if nothing
 // was pending) and the queue's error, or a permanent error for an item
-// larger than the queue.
+// larger than the queue (only a series alone larger than it: overflows
+// keeps merged batches within the queue).
 func (e *remoteWrite) flushLocked(ctx context.Context) (int, error) {
 	m := &e.merger
 	st := m.pending
@@ -124,8 +195,8 @@ func (e *remoteWrite) flushLocked(ctx context.Context) (int, error) {
 	if len(req.payloads) == 0 {
 		return 0, nil
 	}
-	if size := req.size(e.sizer); e.capacity > 0 && size > e.capacity {
-		return req.ItemsCount(), consumererror.NewPermanent(fmt.Errorf("remote_write: merged batches of %d (%s) are larger than sending_queue::queue_size %d; raise it", size, e.sizer, e.capacity))
+	if err := e.tooLarge(req, "an item of merged batches"); err != nil {
+		return req.ItemsCount(), err
 	}
 	return req.ItemsCount(), e.enqueue(ctx, req)
 }

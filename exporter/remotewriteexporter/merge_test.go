@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -130,7 +131,11 @@ func TestMergeWindowFlushedAtShutdown(t *testing.T) {
 // compressed requests, or half of queue_size.
 func TestMergeBounds(t *testing.T) {
 	st := func(bytes, raw int, samples ...int) *batchState {
-		return &batchState{bytes: bytes, raw: make([]byte, raw), samples: samples[1:], inRaw: samples[0]}
+		done := 0
+		for _, n := range samples[1:] {
+			done += n
+		}
+		return &batchState{bytes: bytes, raw: make([]byte, raw), samples: samples[1:], itemsDone: done, inRaw: samples[0]}
 	}
 	for _, tc := range []struct {
 		name     string
@@ -211,22 +216,102 @@ func TestMergeWindowKeepsEachProducersOrder(t *testing.T) {
 	assert.Len(t, last, 4)
 }
 
-// A merged item larger than the queue (a batch over half of queue_size on
-// top of batches accepted before it) is refused as a whole: the caller of
-// that batch gets a permanent error, and the log line counts every sample
-// of the item, those of the earlier batches too.
-func TestMergeOverQueueLogsEverySampleLost(t *testing.T) {
+// A batch that would make the merged item larger than the queue (over
+// half of queue_size, on top of batches accepted before it) is split: what
+// fits goes into the queue with the earlier batches, the rest in the next
+// items, none larger than queue_size. Nothing is refused or lost, and the
+// series arrive in order. Before, the whole item was refused, the earlier
+// batches' samples with it.
+func TestMergeSplitsABatchOverTheQueue(t *testing.T) {
+	for _, tc := range []struct {
+		sizer exporterhelper.RequestSizerType
+		size  int64
+		check func(t *testing.T, ep *endpoint)
+	}{
+		{exporterhelper.RequestSizerTypeItems, 10, func(t *testing.T, ep *endpoint) {
+			for i, wr := range ep.got {
+				assert.LessOrEqual(t, len(wr.Timeseries), 10, "request %d", i)
+			}
+		}},
+		{exporterhelper.RequestSizerTypeBytes, 400, func(t *testing.T, ep *endpoint) {
+			for i, n := range ep.bodies {
+				assert.LessOrEqual(t, n, 400, "request %d", i)
+			}
+		}},
+	} {
+		t.Run(tc.sizer.String(), func(t *testing.T) {
+			ep := newEndpoint(t, func(int) int { return http.StatusOK })
+			cfg := testConfig(ep.srv.URL)
+			cfg.MergeWindow = time.Hour
+			cfg.QueueConfig.Get().Sizer = tc.sizer
+			cfg.QueueConfig.Get().QueueSize = tc.size
+			e, logs := start(t, cfg) // shut down at the test's end
+			require.NoError(t, e.ConsumeMetrics(context.Background(), batch(0, 3)))
+			require.NoError(t, e.ConsumeMetrics(context.Background(), batch(1, 60)))
+			_, err := e.flushPending(context.Background())
+			require.NoError(t, err)
+			want := []string{"0", "0", "0"}
+			for range 60 {
+				want = append(want, "1")
+			}
+			waitFor(t, "63 series", func() bool { return len(ep.batches()) == 63 })
+			assert.Equal(t, want, ep.batches())
+			ep.mu.Lock()
+			defer ep.mu.Unlock()
+			assert.GreaterOrEqual(t, len(ep.got), 3, "items of at most %d %s", tc.size, tc.sizer)
+			tc.check(t, ep)
+			assert.Empty(t, logs.FilterMessage("remote_write: merged batches not queued; their samples are lost").All())
+		})
+	}
+}
+
+// A series alone larger than a queue sized in bytes cannot be queued in
+// any item: the batches before it are, and the item holding it is refused
+// with a permanent error and logged as lost, rather than waiting for room
+// forever.
+func TestMergeSeriesLargerThanTheQueueIsRefused(t *testing.T) {
 	ep := newEndpoint(t, func(int) int { return http.StatusOK })
 	cfg := testConfig(ep.srv.URL)
 	cfg.MergeWindow = time.Hour
-	cfg.QueueConfig.Get().Sizer = exporterhelper.RequestSizerTypeItems
-	cfg.QueueConfig.Get().QueueSize = 10
+	cfg.QueueConfig.Get().Sizer = exporterhelper.RequestSizerTypeBytes
+	cfg.QueueConfig.Get().QueueSize = 200
 	e, logs := start(t, cfg) // shut down at the test's end
-	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(0, 3)))
-	err := e.ConsumeMetrics(context.Background(), batch(1, 20))
+	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(0, 2)))
+	big := batch(1, 1)
+	big.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(0).Gauge().DataPoints().At(0).
+		Attributes().PutStr("blob", incompressible(300))
+	err := e.ConsumeMetrics(context.Background(), big)
 	require.Error(t, err)
 	assert.True(t, consumererror.IsPermanent(err), "%v", err)
+	assert.ErrorContains(t, err, "is more than sending_queue::queue_size 200 holds")
+	waitFor(t, "the 2 series before it", func() bool { return len(ep.batches()) == 2 })
 	lost := logs.FilterMessage("remote_write: merged batches not queued; their samples are lost").All()
 	require.Len(t, lost, 1)
-	assert.Equal(t, int64(23), lost[0].ContextMap()["samples"])
+	assert.Equal(t, int64(1), lost[0].ContextMap()["samples"])
+}
+
+// incompressible returns n bytes of hex digits that snappy does not make
+// smaller (a fixed pseudo-random sequence).
+func incompressible(n int) string {
+	var b strings.Builder
+	x := uint32(2463534242)
+	for b.Len() < n {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		fmt.Fprintf(&b, "%08x", x)
+	}
+	return b.String()[:n]
+}
+
+// The item bound counts samples, or in bytes what the item can be at most
+// once compressed: a series that may take it past the bound overflows, one
+// that cannot does not.
+func TestOverflowsInBytes(t *testing.T) {
+	st := &batchState{capBytes: 1000, bytes: 500, comp: make([]byte, 100), raw: make([]byte, 200), inRaw: 3}
+	// 500 + 100 + snappy's bound on 200+e bytes (32 + n + n/6) + 64.
+	assert.False(t, st.overflows(60), "500+100+(32+260+43)+64 = 999")
+	assert.True(t, st.overflows(62), "500+100+(32+262+43)+64 = 1001")
+	assert.False(t, (&batchState{capItems: 5, itemsDone: 3, inRaw: 1}).overflows(1000), "4 samples of 5")
+	assert.True(t, (&batchState{capItems: 5, itemsDone: 3, inRaw: 2}).overflows(1), "a 6th sample")
 }

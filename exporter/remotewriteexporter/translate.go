@@ -78,8 +78,17 @@ type batchState struct {
 	inRaw     int // samples in the request being written
 	payloads  [][]byte
 	samples   []int
-	// bytes is the sum of the payloads' lengths.
-	bytes   int
+	// bytes is the sum of the payloads' lengths, itemsDone of their
+	// samples.
+	bytes     int
+	itemsDone int
+	// spill, while set (merge.go), puts the requests in st into the
+	// queue as an item of their own before a series that would make the
+	// item larger than the queue (capItems samples or capBytes bytes of
+	// compressed requests; 0: no bound); st goes on with none.
+	spill              func(st *batchState)
+	capItems, capBytes int
+
 	labels  []prompb.Label
 	order   labelOrder
 	skipped int
@@ -276,7 +285,11 @@ func (t *translator) appendSeries(st *batchState, lbls []prompb.Label, v float64
 	for _, l := range lbls {
 		size += fieldSize(labelSize(l))
 	}
-	if entry := fieldSize(size); st.rawSize() > 0 && st.rawSize()+entry > t.maxBytes {
+	entry := fieldSize(size)
+	if st.spill != nil && st.overflows(entry) {
+		st.spill(st)
+	}
+	if st.rawSize() > 0 && st.rawSize()+entry > t.maxBytes {
 		st.flush()
 	}
 	b := protowire.AppendTag(st.raw, 1, protowire.BytesType) // WriteRequest.timeseries
@@ -292,7 +305,11 @@ func (t *translator) appendSeries(st *batchState, lbls []prompb.Label, v float64
 // values.
 func (t *translator) appendSeriesOf(st *batchState, tp *seriesTemplate, values []string, v float64, ms int64) {
 	size := tp.labelsSize(values) + sampleFieldSize(ms)
-	if entry := fieldSize(size); st.rawSize() > 0 && st.rawSize()+entry > t.maxBytes {
+	entry := fieldSize(size)
+	if st.spill != nil && st.overflows(entry) {
+		st.spill(st)
+	}
+	if st.rawSize() > 0 && st.rawSize()+entry > t.maxBytes {
 		st.flush()
 	}
 	b := protowire.AppendTag(st.raw, 1, protowire.BytesType) // WriteRequest.timeseries

@@ -280,6 +280,19 @@ func BenchmarkTranslate(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/point")
 		})
+		// As merge translates with a bytes-sized queue (the shipped
+		// config's 256 MiB): every series checked against the bound.
+		b.Run(fmt.Sprintf("host-%dx%d-queue-bound", size.instances, size.qps), func(b *testing.B) {
+			tr := newTranslator(cfg)
+			b.ReportAllocs()
+			for b.Loop() {
+				st := tr.begin()
+				st.capBytes, st.spill = 256<<20, func(*batchState) { b.Fatal("spilled under 256 MiB") }
+				tr.add(st, md)
+				_ = tr.end(st)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/point")
+		})
 	}
 	md := receiverLike(50_000)
 	n := md.DataPointCount()
