@@ -57,7 +57,7 @@ type Config struct {
 	// at most max_batch_size_bytes) and stores them as one item of the
 	// sending queue, of about 4 MiB of compressed requests at most and
 	// half of queue_size (a batch that would make an item larger than
-	// queue_size is split across items); 0 (the default) stores each
+	// that is split across items); 0 (the default) stores each
 	// batch as it comes, in requests of its own, and refuses a batch
 	// larger than queue_size. With it, no batch processor is needed in
 	// front to make requests of a useful size from small batches. A batch

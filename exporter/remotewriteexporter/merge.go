@@ -56,11 +56,13 @@ type merger struct {
 // merge translates md into the pending requests, starting them (and their
 // merge_window timer) when there are none, and puts them in the queue at
 // once when they reached the item bound. A series that would make the item
-// larger than the queue puts what came before it in the queue first, as
-// an item of its own (the rest of md goes on in the next): a batch over
-// half of queue_size is split, and the batches accepted before it are
-// never refused with it. An error is the queue's; the samples of the item
-// it refused are not kept, and are logged with their count.
+// larger than half of queue_size puts what came before it in the queue
+// first, as an item of its own (spillLocked; the rest of md goes on in the
+// next), so a large batch is split and never takes the batches accepted
+// before it down with it. An error is the queue's refusal of an item that
+// holds all of md (its samples, those of earlier batches too, are logged
+// as lost); when part of md went into the queue already, a refusal is
+// logged with its count and not returned, as it is not md's alone.
 func (e *remoteWrite) merge(ctx context.Context, md pmetric.Metrics) error {
 	m := &e.merger
 	m.mu.Lock()
@@ -71,21 +73,17 @@ func (e *remoteWrite) merge(ctx context.Context, md pmetric.Metrics) error {
 		m.pending = st
 		m.timer = time.AfterFunc(e.cfg.MergeWindow, func() { e.flushAsync(st) })
 	}
-	var spillErr error
+	spilled := false
 	if m.pending.capItems > 0 || m.pending.capBytes > 0 {
 		m.pending.spill = func(st *batchState) {
-			if err := e.spillLocked(ctx, st); err != nil {
-				spillErr = err
-			}
+			spilled = true
+			e.spillLocked(ctx, st)
 		}
 	}
 	skipped := e.tr.add(m.pending, md)
 	m.pending.spill = nil
 	if skipped > 0 {
 		e.report.untranslated(skippedError(skipped))
-	}
-	if spillErr != nil {
-		return spillErr
 	}
 	if !e.full(m.pending) {
 		return nil
@@ -96,19 +94,23 @@ func (e *remoteWrite) merge(ctx context.Context, md pmetric.Metrics) error {
 		// caller counts only its own as refused.
 		e.set.Logger.Error("remote_write: merged batches not queued; their samples are lost",
 			zap.Int("samples", n), zap.Error(err))
+		if spilled {
+			return nil
+		}
 	}
 	return err
 }
 
-// itemBound is the largest item the queue takes, for a batchState: its
-// capacity in samples (items sizer) or in bytes of compressed requests
-// (bytes sizer); 0 and 0 for the requests sizer (an item is one request
-// whatever it holds) or no queue.
+// itemBound is the bound on a merged item, for a batchState: half of the
+// queue's capacity (at least 1), in samples (items sizer) or in bytes of
+// compressed requests (bytes sizer); 0 and 0 for the requests sizer (an
+// item is one request whatever it holds) or no queue. Half, as in full:
+// an item as large as the queue waits until the queue is empty.
 func (e *remoteWrite) itemBound() (items, bytes int) {
 	if e.capacity <= 0 {
 		return 0, 0
 	}
-	bound := int(min(e.capacity, math.MaxInt))
+	bound := int(min(max(e.capacity/2, 1), math.MaxInt))
 	switch e.sizer {
 	case exporterhelper.RequestSizerTypeItems:
 		return bound, 0
@@ -125,9 +127,9 @@ func (e *remoteWrite) itemBound() (items, bytes int) {
 // compressed blocks of the one being written, snappy's worst case for the
 // rest of it with the series, and the headers of two requests). For an
 // empty item it may say yes: spillLocked then has nothing to put in the
-// queue, and a series alone larger than the queue is refused when its
-// item is (flushLocked). Small enough to be inlined: it runs for every
-// series.
+// queue, and a series alone larger than the bound makes an item of its
+// own, refused when it is larger than the queue too (tooLarge). Small
+// enough to be inlined: it runs for every series.
 func (st *batchState) overflows(entry int) bool {
 	if st.capItems > 0 {
 		return st.itemsDone+st.inRaw >= st.capItems
@@ -136,12 +138,14 @@ func (st *batchState) overflows(entry int) bool {
 }
 
 // spillLocked puts the requests st holds in the queue as one item, in the
-// middle of a batch (overflows), and leaves st with none; mu held. Its
-// error is the queue's: the item's samples are lost, and logged.
-func (e *remoteWrite) spillLocked(ctx context.Context, st *batchState) error {
+// middle of a batch (overflows), and leaves st with none; mu held. An item
+// the queue refuses (a series alone larger than the queue, or the queue
+// full without block_on_overflow, or stopping) is logged with its sample
+// count: those samples are lost.
+func (e *remoteWrite) spillLocked(ctx context.Context, st *batchState) {
 	st.flush()
 	if len(st.payloads) == 0 {
-		return nil
+		return
 	}
 	req := newRequest(st.payloads, st.samples)
 	st.payloads, st.samples, st.bytes, st.itemsDone = nil, nil, 0, 0
@@ -153,7 +157,6 @@ func (e *remoteWrite) spillLocked(ctx context.Context, st *batchState) error {
 		e.set.Logger.Error("remote_write: merged batches not queued; their samples are lost",
 			zap.Int("samples", req.ItemsCount()), zap.Error(err))
 	}
-	return err
 }
 
 // full reports whether the pending requests reached the item bound:
@@ -181,7 +184,7 @@ func (e *remoteWrite) full(st *batchState) bool {
 // as one item; mu held. It returns the item's sample count (0 if nothing
 // was pending) and the queue's error, or a permanent error for an item
 // larger than the queue (only a series alone larger than it: overflows
-// keeps merged batches within the queue).
+// keeps merged batches within half of it).
 func (e *remoteWrite) flushLocked(ctx context.Context) (int, error) {
 	m := &e.merger
 	st := m.pending

@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 
@@ -216,26 +215,28 @@ func TestMergeWindowKeepsEachProducersOrder(t *testing.T) {
 	assert.Len(t, last, 4)
 }
 
-// A batch that would make the merged item larger than the queue (over
-// half of queue_size, on top of batches accepted before it) is split: what
-// fits goes into the queue with the earlier batches, the rest in the next
-// items, none larger than queue_size. Nothing is refused or lost, and the
-// series arrive in order. Before, the whole item was refused, the earlier
-// batches' samples with it.
+// A batch that would make the merged item larger than half of the queue
+// (on top of batches accepted before it) is split: what fits goes into the
+// queue with the earlier batches, the rest in the next items, none larger
+// than half of queue_size. Nothing is refused or lost, and the series
+// arrive in order. Before, an item over the queue was refused whole, the
+// earlier batches' samples with it.
 func TestMergeSplitsABatchOverTheQueue(t *testing.T) {
 	for _, tc := range []struct {
 		sizer exporterhelper.RequestSizerType
 		size  int64
 		check func(t *testing.T, ep *endpoint)
 	}{
+		// Each item is one request here (max_batch_size_bytes is far
+		// above them): a request is an item.
 		{exporterhelper.RequestSizerTypeItems, 10, func(t *testing.T, ep *endpoint) {
 			for i, wr := range ep.got {
-				assert.LessOrEqual(t, len(wr.Timeseries), 10, "request %d", i)
+				assert.LessOrEqual(t, len(wr.Timeseries), 5, "request %d", i)
 			}
 		}},
 		{exporterhelper.RequestSizerTypeBytes, 400, func(t *testing.T, ep *endpoint) {
 			for i, n := range ep.bodies {
-				assert.LessOrEqual(t, n, 400, "request %d", i)
+				assert.LessOrEqual(t, n, 200, "request %d", i)
 			}
 		}},
 	} {
@@ -246,48 +247,63 @@ func TestMergeSplitsABatchOverTheQueue(t *testing.T) {
 			cfg.QueueConfig.Get().Sizer = tc.sizer
 			cfg.QueueConfig.Get().QueueSize = tc.size
 			e, logs := start(t, cfg) // shut down at the test's end
-			require.NoError(t, e.ConsumeMetrics(context.Background(), batch(0, 3)))
+			require.NoError(t, e.ConsumeMetrics(context.Background(), batch(0, 1)))
 			require.NoError(t, e.ConsumeMetrics(context.Background(), batch(1, 60)))
 			_, err := e.flushPending(context.Background())
 			require.NoError(t, err)
-			want := []string{"0", "0", "0"}
+			want := []string{"0"}
 			for range 60 {
 				want = append(want, "1")
 			}
-			waitFor(t, "63 series", func() bool { return len(ep.batches()) == 63 })
+			waitFor(t, "61 series", func() bool { return len(ep.batches()) == 61 })
 			assert.Equal(t, want, ep.batches())
 			ep.mu.Lock()
 			defer ep.mu.Unlock()
-			assert.GreaterOrEqual(t, len(ep.got), 3, "items of at most %d %s", tc.size, tc.sizer)
+			assert.GreaterOrEqual(t, len(ep.got), 3, "items of at most half of %d %s", tc.size, tc.sizer)
 			tc.check(t, ep)
 			assert.Empty(t, logs.FilterMessage("remote_write: merged batches not queued; their samples are lost").All())
 		})
 	}
 }
 
-// A series alone larger than a queue sized in bytes cannot be queued in
-// any item: the batches before it are, and the item holding it is refused
-// with a permanent error and logged as lost, rather than waiting for room
-// forever.
-func TestMergeSeriesLargerThanTheQueueIsRefused(t *testing.T) {
+// A series alone larger than a queue sized in bytes, in the middle of a
+// batch, cannot be queued in any item: it is logged as lost, and the
+// series before and after it, and the batch before, are delivered. The
+// caller is not given an error, as most of its batch went through (an
+// error would have it counted as refused, or retried into duplicates).
+func TestMergeSeriesLargerThanTheQueueIsLostAlone(t *testing.T) {
 	ep := newEndpoint(t, func(int) int { return http.StatusOK })
 	cfg := testConfig(ep.srv.URL)
 	cfg.MergeWindow = time.Hour
 	cfg.QueueConfig.Get().Sizer = exporterhelper.RequestSizerTypeBytes
 	cfg.QueueConfig.Get().QueueSize = 200
 	e, logs := start(t, cfg) // shut down at the test's end
-	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(0, 2)))
-	big := batch(1, 1)
-	big.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(0).Gauge().DataPoints().At(0).
+	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(0, 1)))
+	big := batch(1, 3)
+	big.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(0).Gauge().DataPoints().At(1).
 		Attributes().PutStr("blob", incompressible(300))
-	err := e.ConsumeMetrics(context.Background(), big)
-	require.Error(t, err)
-	assert.True(t, consumererror.IsPermanent(err), "%v", err)
-	assert.ErrorContains(t, err, "is more than sending_queue::queue_size 200 holds")
-	waitFor(t, "the 2 series before it", func() bool { return len(ep.batches()) == 2 })
+	require.NoError(t, e.ConsumeMetrics(context.Background(), big))
+	_, err := e.flushPending(context.Background())
+	require.NoError(t, err)
+	waitFor(t, "3 series", func() bool { return len(ep.batches()) == 3 })
+	assert.Equal(t, []string{"0", "1", "1"}, ep.batches())
+	var series []string
+	ep.mu.Lock()
+	for _, wr := range ep.got {
+		for _, ts := range wr.Timeseries {
+			for _, l := range ts.Labels {
+				if l.Name == "series" {
+					series = append(series, l.Value)
+				}
+			}
+		}
+	}
+	ep.mu.Unlock()
+	assert.Equal(t, []string{"0", "0", "2"}, series, "batch 0's series, then batch 1's first and last")
 	lost := logs.FilterMessage("remote_write: merged batches not queued; their samples are lost").All()
 	require.Len(t, lost, 1)
 	assert.Equal(t, int64(1), lost[0].ContextMap()["samples"])
+	assert.Contains(t, lost[0].ContextMap()["error"], "is more than sending_queue::queue_size 200 holds")
 }
 
 // incompressible returns n bytes of hex digits that snappy does not make

@@ -84,7 +84,7 @@ type batchState struct {
 	itemsDone int
 	// spill, while set (merge.go), puts the requests in st into the
 	// queue as an item of their own before a series that would make the
-	// item larger than the queue (capItems samples or capBytes bytes of
+	// item larger than its bound (capItems samples or capBytes bytes of
 	// compressed requests; 0: no bound); st goes on with none.
 	spill              func(st *batchState)
 	capItems, capBytes int
