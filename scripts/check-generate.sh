@@ -21,25 +21,12 @@ snapshot() {
 	find "${dirs[@]}" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
 }
 
-# mtimes: path and modification time of every file under $dir.
-mtimes() {
-	find "${dirs[@]}" -type f -printf '%p\t%T@\n'
-}
-
 clean_before=$(git status --porcelain -- "${dirs[@]}")
 before=$(snapshot)
-times=$(mtimes)
 for dir in "${dirs[@]}"; do
 	(cd "$dir" && go generate ./...)
 done
 after=$(snapshot)
-# A file generated again with the same content gets its modification time
-# back, so that make does not take the collector (built from these
-# sources) for stale and build it again after every check.
-while IFS=$'\t' read -r path t; do
-	[[ -f "$path" ]] && touch -d "@$t" "$path"
-done < <(LC_ALL=C comm -12 <(echo "$before" | LC_ALL=C sort) <(echo "$after" | LC_ALL=C sort) | sed 's/^[0-9a-f]*  //' |
-	LC_ALL=C sort | LC_ALL=C join -t $'\t' - <(echo "$times" | LC_ALL=C sort -t $'\t' -k1,1))
 status=$(git status --porcelain -- "${dirs[@]}")
 
 if [[ -z "$clean_before" && -n "$status" ]] || [[ "$before" != "$after" ]]; then
