@@ -225,7 +225,9 @@ bench-e2e: test-deps otelcol sim
 
 # otelcol-pprof: a build variant of the distribution with contrib's pprof
 # extension, for profiling only (no shipped config uses it); the manifest is
-# builder-config.yaml plus the extension, written to build/.
+# builder-config.yaml plus the extension, written to build/. It keeps its
+# symbol table (ocb strips it by default, -s -w), so `perf` names its Go
+# functions (bench-e2e's PERF); the table is not loaded at run time.
 OTELCOL_PPROF := build/otelcol-ernic-pprof/otelcol-ernic-pprof
 otelcol-pprof: $(OTELCOL_PPROF)
 
@@ -235,7 +237,7 @@ $(OTELCOL_PPROF): $(OTELCOL_INPUTS) | $(BUILDER)
 		-e 's|build/otelcol-ernic$$|build/otelcol-ernic-pprof|' \
 		-e 's|^extensions:$$|extensions:\n  - gomod: github.com/open-telemetry/opentelemetry-collector-contrib/extension/pprofextension v0.165.1|' \
 		builder-config.yaml >build/builder-config-pprof.yaml
-	$(BUILDER) --config build/builder-config-pprof.yaml
+	$(BUILDER) --config build/builder-config-pprof.yaml --ldflags=-w
 	touch $@
 
 # bench-outage: RSS and state directory of config/prometheus-remote-write.yaml

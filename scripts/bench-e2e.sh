@@ -39,6 +39,11 @@
 # there, and a 30 s CPU profile and a heap profile of each run are saved to
 # build/bench-e2e/<size>-<pipeline>.{cpu,heap}.pprof; needs the build
 # variant with the extension: `make bench-e2e-pprof` sets OTELCOL to it),
+# PERF (a frequency in Hz: `perf record -g` of the collector while measured,
+# saved to build/bench-e2e/<size>-<pipeline>.perf.data; at 16x64 a 30 s Go
+# CPU profile holds about 10 samples, perf at 4999 Hz about 1,000 a minute;
+# it names Go functions only in a binary with its symbol table, as the
+# pprof variant is built),
 # EXTRA_CONFIG (a config file given to the collector last, to measure a
 # variant of the shipped configs, e.g. another batch size), UNIT_ENV (0: run
 # the collector without the systemd unit's Environment= and TimerSlackNSec=
@@ -61,6 +66,10 @@ sim_writes=${SIM_WRITES:-6}
 port=${BENCH_PORT:-19840}
 prometheus=${PROMETHEUS_BIN:-prometheus}
 mkdir -p build/bench-e2e
+if [[ -n ${PERF:-} ]] && ! command -v perf >/dev/null; then
+	echo "bench-e2e: PERF=$PERF needs perf on PATH (Debian: linux-perf)" >&2
+	exit 1
+fi
 # The Go runtime's settings as the systemd unit gives them to the installed
 # collector (its Environment= lines: GOMAXPROCS=1, GOMEMLIMIT; and its
 # TimerSlackNSec=), for the measured collector and the idle one; UNIT_ENV=0
@@ -238,6 +247,9 @@ run() {
 	: >"$dir/gets"
 	if [[ -n ${PPROF:-} ]]; then
 		curl -s -o "build/bench-e2e/$size-$pipe.cpu.pprof" "127.0.0.1:$PPROF/debug/pprof/profile?seconds=30" &
+	fi
+	if [[ -n ${PERF:-} ]]; then
+		perf record -q -F "$PERF" -g -p "$col_pid" -o "build/bench-e2e/$size-$pipe.perf.data" -- sleep "$duration" 2>/dev/null &
 	fi
 	local t0 c0 peak=0 samples=() anons=() i r
 	t0=$(date +%s.%N)
