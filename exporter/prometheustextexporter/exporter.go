@@ -145,9 +145,15 @@ func (e *textExporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// buffers come from the package's pools), where a BestSpeed
 		// writer of compress/gzip allocated 1.2 MB a GET; a 16×64 GET
 		// takes 1.8 ms against 2.9 ms, for 8 % more bytes
-		// (BenchmarkServe). The writer's Write does not keep its error,
-		// so it is closed only if every write went through: nothing is
-		// written after an error.
+		// (BenchmarkServe). Of the other levels, on a 16×64 body (676 kB):
+		// a kept level-1 writer takes 0.96 ms against 1.2 ms for the same
+		// size but holds 0.8 MB between GETs (about 2 % of the pull
+		// pipeline's CPU for 0.09 KiB a series); Huffman-only takes 0.81
+		// ms and sends 6 times the bytes.
+		//
+		// The writer's Write does not keep its error, so it is closed
+		// only if every write went through: nothing is written after an
+		// error.
 		//
 		// The compressed bytes are gathered 64 KiB at a time before they
 		// go to w: the writer hands them on a few hundred bytes at a time,
