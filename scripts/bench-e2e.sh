@@ -192,7 +192,7 @@ idle_rss() {
 # run SIZE PIPELINE: one measurement; prints a table row.
 run() {
 	local size=$1 pipe=$2 instances=${1%x*} qps=${1#*x}
-	local dir col_pid sim_pid extra_pid="" tport=$((port + 2)) get_pid=""
+	local dir col_pid sim_pid extra_pid="" tport=$((port + 2)) get_pid="" perf_pid=""
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/ernic-bench.XXXXXX")
 	trap 'kill $col_pid $sim_pid $extra_pid $get_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' RETURN
 	"$sim" -run-dir "$dir/run" -instances "$instances" -qps "$qps" -writes "$sim_writes" >/dev/null 2>&1 &
@@ -250,6 +250,7 @@ run() {
 	fi
 	if [[ -n ${PERF:-} ]]; then
 		perf record -q -F "$PERF" -g -p "$col_pid" -o "build/bench-e2e/$size-$pipe.perf.data" -- sleep "$duration" 2>/dev/null &
+		perf_pid=$!
 	fi
 	local t0 c0 peak=0 samples=() anons=() i r
 	t0=$(date +%s.%N)
@@ -271,6 +272,9 @@ run() {
 	local c1 t1 steady anon series get_med=- get_max=- lost
 	c1=$(cpu_ns "$col_pid")
 	t1=$(date +%s.%N)
+	# perf writes its file after its sleep ends; the run must not kill
+	# the collector (or the script end, perf) before that.
+	[[ -z $perf_pid ]] || wait "$perf_pid" || true
 	steady=$(printf '%s\n' "${samples[@]:$((duration / 2))}" | median)
 	anon=$(printf '%s\n' "${anons[@]:$((duration / 2))}" | median)
 	curl -s "127.0.0.1:$tport/metrics" >"$dir/telemetry"
