@@ -133,6 +133,8 @@ func (e *textExporter) current() []*rendered {
 // when the client accepts it (Prometheus asks for gzip by default).
 func (e *textExporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rs := e.current()
+	bufs := getBuffers.Get().(*serveBuffers)
+	defer bufs.release()
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Header().Set("Vary", "Accept-Encoding") // the body depends on it
 	var out io.Writer = w
@@ -162,14 +164,16 @@ func (e *textExporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// 64×1024, each a chance for the Go scheduler to hand the only P
 		// to another thread). A 64×1024 GET took 0.077 s against 0.092 s
 		// with it, side by side.
-		zout = bufio.NewWriterSize(w, 64<<10)
+		zout = bufs.zout
+		zout.Reset(w)
 		gz, _ = gzip.NewWriterLevel(zout, gzip.StatelessCompression)
 		// A zero ModTime would be written as a timestamp of 2042; 0 is
 		// "none" (RFC 1952), as compress/gzip writes it.
 		gz.ModTime = time.Unix(0, 0)
 		out = gz
 	}
-	bw := bufio.NewWriterSize(out, 64<<10)
+	bw := bufs.text
+	bw.Reset(out)
 	err := write(bw, rs) // flushes bw
 	if err == nil && gz != nil {
 		err = gz.Close() // the last block and the trailer
@@ -180,6 +184,31 @@ func (e *textExporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		e.set.Logger.Debug("GET /metrics: the client went away", zap.Error(err))
 	}
+}
+
+// serveBuffers are a GET's two 64 KiB buffers: the text before gzip (or
+// before the client, without gzip) and gzip's output before the client.
+// They are kept in getBuffers from one GET to the next: made anew, they
+// were 128 KiB of the 350 kB a 16×64 GET allocated (BenchmarkServe: 212
+// kB now), and with an empty run directory Go's collector took 9 % of the
+// collector's CPU under back-to-back GETs (perf), the idle heap being
+// about 2 MB. Side by side, 3 rounds of 400 GETs of the built collector
+// on an empty run directory: 0.84–0.93 ms of CPU a GET against 0.99–1.18.
+type serveBuffers struct {
+	text, zout *bufio.Writer
+}
+
+// getBuffers holds *serveBuffers between GETs, as promhttp pools its gzip
+// writers.
+var getBuffers = sync.Pool{New: func() any {
+	return &serveBuffers{text: bufio.NewWriterSize(nil, 64<<10), zout: bufio.NewWriterSize(nil, 64<<10)}
+}}
+
+// release lets go of the response writer and returns b to getBuffers.
+func (b *serveBuffers) release() {
+	b.text.Reset(nil)
+	b.zout.Reset(nil)
+	getBuffers.Put(b)
 }
 
 func acceptsGzip(h string) bool {
