@@ -100,6 +100,7 @@ func (r *ernicReceiver) Shutdown(context.Context) error {
 		r.cancel()
 	}
 	r.wg.Wait()
+	r.scraper.shutdown()
 	r.telemetry.Shutdown()
 	return nil
 }

@@ -117,6 +117,13 @@ func (s *ernicScraper) start(context.Context, component.Host) error {
 	return nil
 }
 
+// shutdown closes what start opened.
+func (s *ernicScraper) shutdown() {
+	if s.procs != nil {
+		s.procs.Close()
+	}
+}
+
 // scrape returns all the batches of one scrape (scrapeEach) in one
 // pmetric.Metrics, and its error.
 func (s *ernicScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
@@ -164,6 +171,7 @@ func (s *ernicScraper) scrapeEach(ctx context.Context, emit func(pmetric.Metrics
 		s.runDir = nil
 	}
 	s.reader.Trim()
+	s.procs.CloseUnused() // the stat files of pids gone from the manifest
 	rms := last.ResourceMetrics()
 	for i := range rms.Len() {
 		s.stale.mark(rms.At(i), ts)

@@ -44,6 +44,7 @@ type Table struct {
 	hidden      bool              // see Hidden
 	buf         []byte            // the last <pid>/stat read (readStat)
 	comms       map[string]string // command names returned, interned (comm)
+	files       statFiles         // <pid>/stat files kept open (kept_linux.go)
 }
 
 // maxComms bounds Table.comms: past it the map starts anew.
@@ -58,8 +59,16 @@ func New(root string) (*Table, error) {
 		return nil, fmt.Errorf("proc_dir %q: %w", root, err)
 	}
 	_, err = os.Stat(filepath.Join(root, "1"))
-	return &Table{fs: pfs, root: root, hidden: errors.Is(err, fs.ErrNotExist), now: time.Now}, nil
+	return &Table{fs: pfs, root: root, hidden: errors.Is(err, fs.ErrNotExist), now: time.Now, files: newStatFiles(root)}, nil
 }
+
+// CloseUnused closes the <pid>/stat files kept open (on Linux, under a
+// proc filesystem) for pids not looked up since the last call: the
+// receiver calls it at the end of each scrape.
+func (t *Table) CloseUnused() { t.files.closeUnused() }
+
+// Close closes every <pid>/stat file kept open. The Table stays usable.
+func (t *Table) Close() { t.files.closeAll() }
 
 // Hidden reports whether other users' processes are hidden from this
 // process: <root>/1 (init, which always exists) is not visible, as with
@@ -145,16 +154,29 @@ func (t *Table) Lookup(pid int) (Process, error) {
 
 // readStat reads <root>/<pid>/stat whole into t.buf, allocated once at
 // maxStatBytes+1 bytes, and returns its content; a file longer than
-// maxStatBytes is an error.
+// maxStatBytes is an error. Under a proc filesystem on Linux the file is
+// kept open for the next lookup (kept_linux.go).
 func (t *Table) readStat(pid int) ([]byte, error) {
-	f, err := os.Open(t.root + "/" + strconv.Itoa(pid) + "/stat")
+	if t.buf == nil {
+		t.buf = make([]byte, maxStatBytes+1)
+	}
+	if n, handled, err := t.files.read(t.root, pid, t.buf); handled {
+		switch {
+		case err != nil:
+			return nil, err
+		case n > maxStatBytes:
+			return nil, fmt.Errorf("%s: larger than %d bytes", statPath(t.root, pid), maxStatBytes)
+		default:
+			// One read of a proc file gives all of it: the kernel
+			// formats the whole file and copies what fits.
+			return t.buf[:n], nil
+		}
+	}
+	f, err := os.Open(statPath(t.root, pid))
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if t.buf == nil {
-		t.buf = make([]byte, maxStatBytes+1)
-	}
 	n, err := io.ReadFull(f, t.buf)
 	switch err {
 	case io.EOF, io.ErrUnexpectedEOF: // the whole file, shorter than the buffer
@@ -165,6 +187,9 @@ func (t *Table) readStat(pid int) ([]byte, error) {
 		return nil, err
 	}
 }
+
+// statPath is <root>/<pid>/stat.
+func statPath(root string, pid int) string { return root + "/" + strconv.Itoa(pid) + "/stat" }
 
 // comm returns name as a string, interned, so that looking up the same
 // processes every scrape allocates nothing.
