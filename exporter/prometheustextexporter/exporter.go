@@ -48,6 +48,9 @@ type kept struct {
 	r   *rendered
 	at  time.Time
 	key uint64 // resourceKey, set by current
+	// spare is the batch before r, which no GET writes: the next batch
+	// is rendered into it. Nil when a GET wrote it as it was replaced.
+	spare *rendered
 }
 
 func newExporter(set exporter.Settings, cfg *Config) *textExporter {
@@ -69,16 +72,32 @@ func (e *textExporter) Capabilities() consumer.Capabilities {
 // ConsumeMetrics renders each resource of md in the text format and keeps
 // it as that resource's latest batch: about 100 bytes a series, where the
 // batch itself takes about 500 (the rendering is done once per batch, not
-// once per GET).
+// once per GET). The batch it replaces is kept too, unless a GET was
+// writing it, and the resource's next batch is rendered into it.
 func (e *textExporter) ConsumeMetrics(_ context.Context, md pmetric.Metrics) error {
 	now := e.now()
 	rms := md.ResourceMetrics()
 	for i := range rms.Len() {
 		rm := rms.At(i)
-		r := e.names.render(rm, e.cfg.ResourceToTelemetryConversion.Enabled)
 		key := e.resourceKey(rm.Resource().Attributes())
 		e.mu.Lock()
-		e.kept[key] = kept{r: r, at: now}
+		k := e.kept[key]
+		spare := k.spare
+		k.spare = nil // not rendered into twice at once
+		if k.r != nil {
+			e.kept[key] = k
+		}
+		e.mu.Unlock()
+		r := e.names.render(rm, e.cfg.ResourceToTelemetryConversion.Enabled, spare)
+		e.mu.Lock()
+		prev := e.kept[key].r
+		next := kept{r: r, at: now}
+		// Only current hands batches to GETs, under e.mu, and only r:
+		// prev, no GET writing it now, can be written by none later.
+		if prev != nil && prev.serving.Load() == 0 {
+			next.spare = prev
+		}
+		e.kept[key] = next
 		e.mu.Unlock()
 	}
 	return nil
@@ -101,7 +120,8 @@ func (e *textExporter) resourceKey(attrs pcommon.Map) uint64 {
 }
 
 // current returns the batches to serve, oldest resource first, and forgets
-// those older than metric_expiration.
+// those older than metric_expiration. Each is counted as served until
+// done is called with them.
 func (e *textExporter) current() []*rendered {
 	now := e.now()
 	e.mu.Lock()
@@ -124,15 +144,24 @@ func (e *textExporter) current() []*rendered {
 	})
 	out := make([]*rendered, len(all))
 	for i, b := range all {
+		b.r.serving.Add(1)
 		out[i] = b.r
 	}
 	return out
+}
+
+// done ends the GET of rs, from current.
+func done(rs []*rendered) {
+	for _, r := range rs {
+		r.serving.Add(-1)
+	}
 }
 
 // ServeHTTP writes every kept batch in the text format, gzip-compressed
 // when the client accepts it (Prometheus asks for gzip by default).
 func (e *textExporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rs := e.current()
+	defer done(rs)
 	bufs := getBuffers.Get().(*serveBuffers)
 	defer bufs.release()
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")

@@ -231,7 +231,7 @@ func BenchmarkRender(b *testing.B) {
 	b.ResetTimer()
 	var r *rendered
 	for range b.N {
-		r = n.render(rm, true)
+		r = n.render(rm, true, nil)
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/100_000, "ns/series")
 	b.ReportMetric(float64(len(r.buf))/100_000, "bytes/series")
@@ -242,24 +242,40 @@ func BenchmarkRender(b *testing.B) {
 
 // BenchmarkRenderHost: rendering the batches of a host of the bench's 16×64
 // kind (hostBatch: 16 resources of ten QP counters over 64 QPs), as the
-// receiver hands them on, one resource at a time; per series.
+// receiver hands them on, one resource at a time; per series. "new"
+// renders each batch anew, "reused" into the resource's batch before the
+// last, as ConsumeMetrics does when no GET writes that one.
 func BenchmarkRenderHost(b *testing.B) {
 	const instances, qps = 16, 64
 	rms := hostBatch(instances, qps).ResourceMetrics()
-	n := newNamer()
-	b.ReportAllocs()
-	var lines int
-	for b.Loop() {
-		lines = 0
-		for i := range rms.Len() {
-			r := n.render(rms.At(i), true)
-			lines += bytes.Count(r.buf, []byte{'\n'})
+	for _, reuse := range []bool{false, true} {
+		name := "new"
+		if reuse {
+			name = "reused"
 		}
+		b.Run(name, func(b *testing.B) {
+			n := newNamer()
+			last, spare := make([]*rendered, rms.Len()), make([]*rendered, rms.Len())
+			b.ReportAllocs()
+			var lines int
+			for b.Loop() {
+				lines = 0
+				for i := range rms.Len() {
+					var into *rendered
+					if reuse {
+						into = spare[i]
+					}
+					r := n.render(rms.At(i), true, into)
+					spare[i], last[i] = last[i], r
+					lines += bytes.Count(r.buf, []byte{'\n'})
+				}
+			}
+			if want := instances * qps * 10; lines != want {
+				b.Fatalf("rendered %d lines, want %d", lines, want)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(lines), "ns/series")
+		})
 	}
-	if want := instances * qps * 10; lines != want {
-		b.Fatalf("rendered %d lines, want %d", lines, want)
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(lines), "ns/series")
 }
 
 // linesOf returns the series lines of r as a GET writes them.
@@ -296,7 +312,7 @@ func TestResourceToTelemetry(t *testing.T) {
 
 	n := newNamer()
 	lines := func(promote bool) string {
-		r := n.render(md.ResourceMetrics().At(0), promote)
+		r := n.render(md.ResourceMetrics().At(0), promote, nil)
 		return linesOf(t, r)
 	}
 	assert.Equal(t, `ernic_qp_count{ernic_id="7",role="worker",qp="11"} 3

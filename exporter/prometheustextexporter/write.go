@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
@@ -71,6 +72,12 @@ func (n *namer) families(rms []pmetric.ResourceMetrics) []*family {
 type rendered struct {
 	fams []renderedFamily
 	buf  []byte
+	// resText is the resource's labels as text, as in the prefixes.
+	resText string
+	// serving counts the GETs writing this batch (textExporter.current
+	// adds, under the exporter's lock); a batch replaced while no GET
+	// writes it is rendered into again (textExporter.ConsumeMetrics).
+	serving atomic.Int32
 }
 
 // renderedFamily is a family's name, HELP, TYPE, prefixes and its lines
@@ -112,19 +119,42 @@ func (f *renderedFamily) writeTo(w *bufio.Writer, r *rendered) error {
 // attributes as labels of every line when promote is true. Points without a
 // recorded value (staleness markers) and points without a value are left
 // out; a family left with no line is left out whole.
-func (n *namer) render(rm pmetric.ResourceMetrics, promote bool) *rendered {
+//
+// into, when not nil, is an earlier batch of the same resource that no GET
+// writes any longer: the batch is rendered into its buffers, and a family
+// in the same place with the same resource labels keeps its prefixes.
+// BenchmarkRenderHost, a 16×64 host's batches: 38 kB in 544 allocations
+// and 50–53 ns a series rendered into the batches before, against 299 kB
+// in 1,088 allocations and 86–119 ns rendered anew.
+func (n *namer) render(rm pmetric.ResourceMetrics, promote bool, into *rendered) *rendered {
 	fams := n.families([]pmetric.ResourceMetrics{rm})
-	out := &rendered{fams: make([]renderedFamily, 0, len(fams))}
 	labels := n.NewPointLabels(rm.Resource().Attributes(), promote, false)
 	res := labels.Resource()
-	resText := string(appendLabelList(nil, res))
-	// The lines are written into a scratch buffer kept between batches and
-	// copied out at their exact size: one allocation per batch, where
-	// growing a buffer of each batch's own allocated it about four times
-	// over (the make, its growth by append, and the trim).
-	scratch := scratchBuffers.Get().(*[]byte)
-	defer scratchBuffers.Put(scratch)
-	b := (*scratch)[:0]
+	resBytes := appendLabelList(nil, res)
+	out, b := into, []byte(nil)
+	if out != nil {
+		if out.resText != string(resBytes) {
+			out.resText = string(resBytes)
+			clear(out.fams[:cap(out.fams)]) // other resource labels: no prefix is kept
+		}
+		out.fams = out.fams[:0]
+		b = out.buf[:0]
+	} else {
+		out = &rendered{fams: make([]renderedFamily, 0, len(fams)), resText: string(resBytes)}
+		// A new batch's lines are written into a scratch buffer kept
+		// between batches and copied out at their exact size: one
+		// allocation, where growing a buffer of its own allocated it
+		// about four times over (the make, its growth by append, and the
+		// trim).
+		scratch := scratchBuffers.Get().(*[]byte)
+		defer scratchBuffers.Put(scratch)
+		b = (*scratch)[:0]
+		defer func() {
+			out.buf = bytes.Clone(b)
+			*scratch = b
+		}()
+	}
+	resText := out.resText
 	for _, f := range fams {
 		start := len(b)
 		for _, m := range f.metrics {
@@ -154,17 +184,20 @@ func (n *namer) render(rm pmetric.ResourceMetrics, promote bool) *rendered {
 		}
 		if len(b) > start {
 			rf := renderedFamily{name: f.name, help: f.help, typ: f.typ, start: start, end: len(b)}
-			rf.prefix[lineBare], rf.prefix[lineOpen] = f.name, f.name+"{"
-			if resText != "" {
-				rf.prefix[lineBare], rf.prefix[lineOpen] = f.name+"{"+resText+"}", f.name+"{"+resText+","
+			if i := len(out.fams); i < cap(out.fams) && out.fams[:i+1][i].name == f.name {
+				rf.prefix = out.fams[:i+1][i].prefix // the earlier batch's, same resource labels
+			} else {
+				rf.prefix[lineBare], rf.prefix[lineOpen] = f.name, f.name+"{"
+				if resText != "" {
+					rf.prefix[lineBare], rf.prefix[lineOpen] = f.name+"{"+resText+"}", f.name+"{"+resText+","
+				}
 			}
 			out.fams = append(out.fams, rf)
 		}
 	}
-	// The text is kept until the resource's next batch: a copy of its own,
-	// without the room left over.
-	out.buf = bytes.Clone(b)
-	*scratch = b
+	if into != nil {
+		out.buf = b
+	}
 	return out
 }
 
