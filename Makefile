@@ -218,7 +218,9 @@ bench:
 # each size and shipped pipeline (pull, remote write into Prometheus, OTLP
 # into a second collector), next to the legacy exporter's reference figures
 # (scripts/bench-e2e.sh: SIZES, PIPELINES, DURATION, WARMUP). The remote-write
-# runs need Debian's prometheus, which test-deps installs.
+# runs need Debian's prometheus; bench-e2e runs test-deps first, which
+# installs it with the rest of the test packages (as root; otherwise it
+# names them and stops), whatever PIPELINES holds.
 .PHONY: bench-e2e bench-e2e-pprof otelcol-pprof
 bench-e2e: test-deps otelcol sim
 	OTELCOL=$(OTELCOL) SIM=$(SIM) scripts/bench-e2e.sh
