@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"time"
 
 	"github.com/klauspost/compress/zstd"
 	"go.opentelemetry.io/collector/config/configcompression"
@@ -47,71 +46,74 @@ const zstdName = string(configcompression.TypeZstd)
 // before they are copied out at their own size.
 var compressBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// zstdEncoders holds the encoder compressBody uses for zstd:
+// zstdEncoders holds the encoder requests are compressed with for zstd:
 // klauspost/compress's (the library behind configgrpc's zstd), its fastest
-// level, a 512 KiB window as configgrpc's, one block encoder and its
-// lower-memory mode, each request compressed whole with EncodeAll.
-// configgrpc's compressor is a streaming encoder at the default level, kept
-// in a sync.Pool between requests. On a 16x64 request (487 kB of OTLP
-// protobuf, 9,249 points) the streaming encoder took 1.53 ms and its pooled
-// state 5.7 MB of heap; this one takes 0.40 ms and makes 31.7 kB of it where
-// the default level made 34.0 (5-7 % smaller on five requests;
-// docs/performance.md).
+// level, a window of at most 512 KiB as configgrpc's, one block encoder and
+// its lower-memory mode. A merged request is written to it as its batches
+// come (stream.go), with a window for their size (zstdWindow); a request
+// of one batch (no merge_window) is compressed whole with EncodeAll, with
+// a 512 KiB window. configgrpc's compressor is a streaming encoder at the
+// default level, kept in a sync.Pool between requests. On a 16x64 request
+// (487 kB of OTLP protobuf, 9,249 points) the streaming encoder took 1.53
+// ms and its pooled state 5.7 MB of heap; this one takes 0.40 ms and makes
+// 31.7 kB of it where the default level made 34.0 (5-7 % smaller on five
+// requests; docs/performance.md).
 //
-// The encoder is kept while requests come within zstdIdle of each other (a
-// large host's scrape is several requests back to back) and let go after:
-// its history and match table are 1.0 MB of heap, which a host sending a
-// request every 5 s (16x64) kept live for nothing, and the heap's goal is
-// twice what is live. Made anew, an encoder costs about 0.4-1.4 ms more
-// for that request (a fresh 0.66 MB to clear).
-var zstdEncoders = &idleEncoder{idle: zstdIdle, opts: []zstd.EOption{
-	zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(512 << 10),
+// The encoder is kept for the next request (one of another window
+// replaces it): its history and match table, 0.73 MB at the 64 KiB window
+// of a 16x64 host, 1.19 MB at 512 KiB, made anew for each scrape's
+// request were a quarter of what a 16x64 scrape allocated, enough that the
+// next scrape set off a collection of its own after gc_after_scrape's
+// (two a scrape, and the scavenger returning 2.5 MB between them that the
+// next scrape faulted in again: 0.36-0.40 CPU s/min against 0.15-0.25
+// kept, docs/performance-memory.md).
+var zstdEncoders = &keptEncoder{opts: []zstd.EOption{
+	zstd.WithEncoderLevel(zstd.SpeedFastest),
 	zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true),
 }}
 
-// zstdIdle is how long an unused zstd encoder is kept (zstdEncoders).
-const zstdIdle = time.Second
+// zstdMaxWindow is the window of a request compressed whole, and the
+// largest zstdWindow gives.
+const zstdMaxWindow = 512 << 10
 
-// idleEncoder keeps one zstd encoder between uses, and drops it when idle
-// passes without one. Safe for concurrent use: a caller that finds none
-// kept makes its own.
-type idleEncoder struct {
-	idle time.Duration
-	opts []zstd.EOption
-
-	mu    sync.Mutex
-	enc   *zstd.Encoder // nil: none kept
-	timer *time.Timer   // drops enc; nil before the first put
+// windowedEncoder is a zstd encoder and the window it was made with.
+type windowedEncoder struct {
+	*zstd.Encoder
+	window int // bytes
 }
 
-// get returns the kept encoder, or a new one; put it back after use.
-func (c *idleEncoder) get() (*zstd.Encoder, error) {
+// keptEncoder keeps one zstd encoder between uses. Safe for concurrent
+// use: a caller that finds none kept, or one of another window, makes its
+// own, and the last one put back is kept.
+type keptEncoder struct {
+	opts []zstd.EOption // all but the window
+
+	mu  sync.Mutex
+	enc *windowedEncoder // nil: none kept
+}
+
+// get returns the kept encoder if its window is window bytes, or a new
+// one; put it back after use.
+func (c *keptEncoder) get(window int) (*windowedEncoder, error) {
 	c.mu.Lock()
 	enc := c.enc
-	c.enc = nil
-	c.mu.Unlock()
-	if enc != nil {
+	if enc != nil && enc.window == window {
+		c.enc = nil
+		c.mu.Unlock()
 		return enc, nil
 	}
-	return zstd.NewWriter(nil, c.opts...)
-}
-
-// put keeps enc for the next get, for idle at most.
-func (c *idleEncoder) put(enc *zstd.Encoder) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.enc = enc
-	if c.timer == nil {
-		c.timer = time.AfterFunc(c.idle, c.drop)
-		return
+	c.mu.Unlock()
+	z, err := zstd.NewWriter(nil, append(c.opts, zstd.WithWindowSize(window))...)
+	if err != nil {
+		return nil, err
 	}
-	c.timer.Reset(c.idle)
+	return &windowedEncoder{Encoder: z, window: window}, nil
 }
 
-// drop lets the kept encoder go (idle passed since the last put).
-func (c *idleEncoder) drop() {
+// put keeps enc for the next get, in place of any kept.
+func (c *keptEncoder) put(enc *windowedEncoder) {
 	c.mu.Lock()
-	c.enc = nil
+	c.enc = enc
 	c.mu.Unlock()
 }
 
@@ -122,7 +124,7 @@ func compressBody(name string, raw []byte) ([]byte, error) {
 	defer compressBufs.Put(buf)
 	buf.Reset()
 	if name == zstdName {
-		enc, err := zstdEncoders.get()
+		enc, err := zstdEncoders.get(zstdMaxWindow)
 		if err != nil {
 			return nil, err
 		}

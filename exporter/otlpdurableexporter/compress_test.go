@@ -7,8 +7,8 @@ import (
 	"context"
 	"encoding/binary"
 	"testing"
-	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configcompression"
@@ -100,27 +100,35 @@ func TestUnsupportedCompression(t *testing.T) {
 	require.ErrorContains(t, err, `compression "deflate": not supported over gRPC`)
 }
 
-// The zstd encoder is reused by requests that come within idle of each
-// other, and let go when idle passes without one; what it makes is the
-// same either way.
-func TestZstdEncoderKeptWhileBusy(t *testing.T) {
-	c := &idleEncoder{idle: 200 * time.Millisecond, opts: zstdEncoders.opts}
+// The zstd encoder is reused by the next request that asks for its
+// window, and what it makes is the same; another window gets an encoder
+// of its own, which is kept in its place.
+func TestZstdEncoderKept(t *testing.T) {
+	c := &keptEncoder{opts: zstdEncoders.opts}
 	raw := counters(t, 100)
-	first, err := c.get()
+	first, err := c.get(zstdMaxWindow)
 	require.NoError(t, err)
 	want := first.EncodeAll(raw, nil)
 	c.put(first)
-	again, err := c.get()
+	again, err := c.get(zstdMaxWindow)
 	require.NoError(t, err)
-	require.Same(t, first, again, "an encoder put back within idle is the next one")
+	require.Same(t, first, again, "an encoder put back is the next one")
 	require.Equal(t, want, again.EncodeAll(raw, nil))
+	busy, err := c.get(zstdMaxWindow)
+	require.NoError(t, err)
+	require.NotSame(t, again, busy, "an encoder in use is not handed out")
 	c.put(again)
-	require.Eventually(t, func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.enc == nil
-	}, 5*time.Second, 10*time.Millisecond, "the encoder is dropped once idle passes")
-	fresh, err := c.get()
+	other, err := c.get(64 << 10)
+	require.NoError(t, err)
+	require.NotSame(t, first, other, "an encoder of another window is made anew")
+	var h zstd.Header
+	require.NoError(t, h.Decode(other.EncodeAll(counters(t, 20000), nil)))
+	require.Equal(t, uint64(64<<10), h.WindowSize)
+	c.put(other)
+	kept, err := c.get(64 << 10)
+	require.NoError(t, err)
+	require.Same(t, other, kept, "the last one put back is kept")
+	fresh, err := c.get(zstdMaxWindow)
 	require.NoError(t, err)
 	require.NotSame(t, first, fresh)
 	require.Equal(t, want, fresh.EncodeAll(raw, nil))

@@ -14,8 +14,8 @@
 // (docs/performance.md: the round trip was half of the OTLP pipeline's CPU
 // at 64 instances x 256 QPs). With merge_window, the batches that come
 // within it are sent as one request, encoded back to back and compressed
-// once (merge.go), so that the receiver's batch per instance needs no batch
-// processor in front.
+// into one stream as they come (merge.go, stream.go), so that the
+// receiver's batch per instance needs no batch processor in front.
 //
 // Everything else follows otlp_grpc: the gRPC client settings (endpoint,
 // tls, compression, headers, auth, keepalive, wait_for_ready), the retry of

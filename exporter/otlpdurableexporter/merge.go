@@ -26,15 +26,16 @@ const mergeMaxBytes = 2_000_000
 // merging is the exporter with merge_window: the batches that come within
 // the window of the first are sent as one request, their protobuf encodings
 // back to back (an ExportMetricsServiceRequest is its repeated
-// resource_metrics field, so two encoded requests make one), compressed
-// once and stored as one item of the queue.
+// resource_metrics field, so two encoded requests make one) in one
+// compressed stream, each compressed as it comes (stream.go), and stored
+// as one item of the queue.
 //
 // Why: the receiver hands on a batch per instance. Sent alone, each is a
 // small request and an item of the queue on disk; joined by the batch
 // processor, the whole scrape waits in it as pdata for the processor's
 // timeout, most of what 16x64 held above an idle collector
-// (docs/performance-memory.md). Encoded at once, a batch takes a third of
-// its pdata's memory while it waits, and none of it once compressed.
+// (docs/performance-memory.md). Encoded and compressed at once, a batch
+// takes a fiftieth of its pdata's memory while it waits.
 type merging struct {
 	exporter.Metrics // the exporterhelper: queue, retries, push
 	set              exporter.Settings
@@ -48,19 +49,15 @@ type merging struct {
 
 	// mu guards the fields below; it is held while a merged request is
 	// put in the queue, so that requests enter it in order.
-	mu     sync.Mutex
-	raw    []byte // the pending batches' encodings, back to back
-	points int
-	// The pending buffer is kept from one request to the next while a
-	// scrape fills them (a 64x256 scrape is three 2 MB requests; a buffer
-	// made anew for each, grown as it fills, cost that host 0.6 CPU s/min)
-	// and let go when merge_window ends a request, the end of a scrape:
-	// kept for the 5 s between scrapes, its 0.5 MB at 16x64 was live at
-	// every collection for the one moment it is written. peak is the
-	// largest request since the last window's end, the size the next
-	// scrape's buffer is made at once.
-	peak, nextSize int
-	timer          *time.Timer
+	mu      sync.Mutex
+	pending *stream // the request being written; nil: none
+	points  int     // in pending
+	// largest is the largest batch's encoding in pending, last the one
+	// of the request before, the size pending's zstd window is chosen by
+	// (zstdWindow); lastRaw is the size of the request before,
+	// uncompressed, the buffer an uncompressed one is made at.
+	largest, last, lastRaw int
+	timer                  *time.Timer
 	// gen counts merged requests started, so that a timer of one that
 	// was flushed already does nothing.
 	gen uint64
@@ -70,10 +67,10 @@ type merging struct {
 // encode.
 type preparedKey struct{}
 
-// ConsumeMetrics encodes md and adds it to the pending request, which goes
-// to the queue merge_window after its first batch, or at once when it
-// reached its bound. A batch that would take the pending request past
-// mergeMaxBytes starts the next one.
+// ConsumeMetrics encodes md and adds it to the pending request,
+// compressed as it comes, which goes to the queue merge_window after its
+// first batch, or at once when it reached its bound. A batch that would
+// take the pending request past mergeMaxBytes starts the next one.
 func (m *merging) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
 	body, err := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
 	if err != nil {
@@ -81,21 +78,32 @@ func (m *merging) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error 
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.raw) > 0 && len(m.raw)+len(body) > mergeMaxBytes {
-		m.flushLocked(ctx, false)
+	if m.pending != nil && m.pending.raw+len(body) > mergeMaxBytes {
+		m.flushLocked(ctx)
 	}
-	if len(m.raw) == 0 {
-		if m.raw == nil {
-			m.raw = make([]byte, 0, max(min(m.nextSize, mergeMaxBytes), len(body)))
+	if m.pending == nil {
+		s, err := openStream(m.compression, zstdWindow(max(len(body), m.last)), max(m.lastRaw, len(body)))
+		if err != nil {
+			return consumererror.NewPermanent(fmt.Errorf("otlp_durable: compressing the batch (%s): %w", m.compression, err))
 		}
+		m.pending = s
 		m.gen++
 		gen := m.gen
 		m.timer = time.AfterFunc(m.window, func() { m.flushAsync(gen) })
 	}
-	m.raw = append(m.raw, body...)
+	if err := m.pending.write(body); err != nil {
+		// Not seen with in-memory buffers; the request cannot be
+		// finished: the batches in it are lost.
+		m.set.Logger.Error("otlp_durable: compressing merged batches failed; their points are lost",
+			zap.Int("points", m.points+md.DataPointCount()), zap.Error(err))
+		m.timer.Stop()
+		m.pending, m.points, m.largest = nil, 0, 0
+		return consumererror.NewPermanent(fmt.Errorf("otlp_durable: compressing the batch (%s): %w", m.compression, err))
+	}
+	m.largest = max(m.largest, len(body))
 	m.points += md.DataPointCount()
 	if m.full() {
-		m.flushLocked(ctx, false)
+		m.flushLocked(ctx)
 	}
 	return nil
 }
@@ -105,14 +113,15 @@ func (m *merging) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error 
 // the request uncompressed), so that a merged request fits in the queue
 // unless one batch alone takes half of it; mu held.
 func (m *merging) full() bool {
-	if len(m.raw) >= mergeMaxBytes {
+	raw := m.pending.raw
+	if raw >= mergeMaxBytes {
 		return true
 	}
 	switch {
 	case m.capacity <= 0:
 		return false
 	case m.sizer == exporterhelper.RequestSizerTypeBytes:
-		return int64(len(m.raw)) >= m.capacity/2
+		return int64(raw) >= m.capacity/2
 	case m.sizer == exporterhelper.RequestSizerTypeItems:
 		return int64(m.points) >= m.capacity/2
 	default:
@@ -120,32 +129,21 @@ func (m *merging) full() bool {
 	}
 }
 
-// flushLocked compresses the pending request and puts it in the queue; mu
-// held. The batches in it were accepted already, so a request the queue
-// refuses (full without block_on_overflow, or stopping) is logged with its
-// point count: those points are lost. end is true when merge_window (or
-// Shutdown) ends the request, false when it reached its bound.
-func (m *merging) flushLocked(ctx context.Context, end bool) {
-	if len(m.raw) == 0 {
+// flushLocked ends the pending request and puts it in the queue; mu held.
+// The batches in it were accepted already, so a request the queue refuses
+// (full without block_on_overflow, or stopping) is logged with its point
+// count: those points are lost.
+func (m *merging) flushLocked(ctx context.Context) {
+	if m.pending == nil {
 		return
 	}
 	m.timer.Stop()
-	raw, points := m.raw, m.points
-	m.peak = max(m.peak, len(raw))
-	switch {
-	case m.compression == "":
-		m.raw = nil // raw goes to the request as it is
-	case end:
-		m.raw = nil // garbage once compressed
-	default:
-		m.raw = m.raw[:0] // for the next request of this scrape
-	}
-	m.points = 0
-	if end {
-		m.nextSize, m.peak = m.peak, 0
-	}
-	req, err := newRequest(m.compression, raw, points)
+	s, points := m.pending, m.points
+	m.pending, m.points = nil, 0
+	m.last, m.largest, m.lastRaw = m.largest, 0, s.raw
+	body, err := s.close()
 	if err == nil {
+		req := &request{body: body, compression: m.compression, points: points}
 		err = m.Metrics.ConsumeMetrics(context.WithValue(ctx, preparedKey{}, req), pmetric.NewMetrics())
 	}
 	if err != nil {
@@ -160,7 +158,7 @@ func (m *merging) flushAsync(gen uint64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if gen == m.gen {
-		m.flushLocked(context.Background(), true)
+		m.flushLocked(context.Background())
 	}
 }
 
@@ -168,7 +166,7 @@ func (m *merging) flushAsync(gen uint64) {
 // persistent one keeps it for the next start).
 func (m *merging) Shutdown(ctx context.Context) error {
 	m.mu.Lock()
-	m.flushLocked(ctx, true)
+	m.flushLocked(ctx)
 	m.mu.Unlock()
 	return m.Metrics.Shutdown(ctx)
 }

@@ -100,40 +100,81 @@ func mustEncode(t *testing.T, md pmetric.Metrics) []byte {
 	return r.(*request).body
 }
 
-// The pending buffer is kept while a scrape fills request after request,
-// and let go when merge_window ends one (between scrapes nothing of it is
-// live); the next scrape's buffer is made at the largest request's size.
-func TestMergePendingBufferLetGoAtWindowEnd(t *testing.T) {
+// A merged request is compressed as its batches come: what the exporter
+// holds while the window is open is the compressed request (and the
+// encoder's one block), not an uncompressed copy of it; the server gets
+// every batch.
+func TestMergeCompressedAsItComes(t *testing.T) {
 	srv := newServer(t, nil)
 	cfg := testConfig(srv.addr)
 	cfg.Compression = configcompression.TypeZstd
-	cfg.MergeWindow = 100 * time.Millisecond
-	cfg.QueueConfig.Get().Sizer = exporterhelper.RequestSizerTypeItems
-	cfg.QueueConfig.Get().QueueSize = 24 // a request is full at 12 points
+	cfg.MergeWindow = time.Hour
+	e, _ := start(t, cfg, componenttest.NewNopHost())
+	m := e.(*merging)
+	var all []pmetric.Metrics
+	raw := 0
+	for i := range 12 {
+		require.NoError(t, e.ConsumeMetrics(context.Background(), batch(i, 500)))
+		all = append(all, batch(i, 500))
+		raw += len(mustEncode(t, batch(i, 500)))
+	}
+	m.mu.Lock()
+	require.NotNil(t, m.pending)
+	assert.Equal(t, raw, m.pending.raw)
+	assert.Less(t, m.pending.out.Cap(), raw/4, "%d bytes held for a %d-byte request", m.pending.out.Cap(), raw)
+	m.mu.Unlock()
+	require.NoError(t, e.Shutdown(context.Background()))
+	require.Len(t, srv.accepted(), 1)
+	assert.Equal(t, jsonOf(t, joined(all...)), jsonOf(t, srv.accepted()[0]))
+}
+
+// A request's zstd window is chosen by its first batch and the largest of
+// the request before: a request of small batches after one of large ones
+// keeps the large window, one after small ones gets the smallest.
+func TestMergeZstdWindowFollowsBatches(t *testing.T) {
+	srv := newServer(t, nil)
+	cfg := testConfig(srv.addr)
+	cfg.Compression = configcompression.TypeZstd
+	cfg.MergeWindow = time.Hour
 	e, _ := start(t, cfg, componenttest.NewNopHost())
 	defer func() { require.NoError(t, e.Shutdown(context.Background())) }()
 	m := e.(*merging)
-	pending := func() (int, int, int) {
+	window := func() int {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		return len(m.raw), cap(m.raw), m.nextSize
+		return m.pending.zenc.window
 	}
-	for i := range 4 { // 12 points: the first request goes when full
-		require.NoError(t, e.ConsumeMetrics(context.Background(), batch(i, 3)))
+	flush := func() {
+		m.mu.Lock()
+		m.flushLocked(context.Background())
+		m.mu.Unlock()
 	}
-	n, c, _ := pending()
-	assert.Zero(t, n)
-	assert.Positive(t, c, "the buffer is kept for the scrape's next request")
-	full := c
-	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(4, 3)))
-	waitFor(t, "both requests", func() bool { return len(srv.accepted()) == 2 })
-	n, c, next := pending()
-	assert.Zero(t, n)
-	assert.Zero(t, c, "the buffer is let go at the window's end")
-	assert.Equal(t, len(mustEncode(t, joined(batch(0, 3), batch(1, 3), batch(2, 3), batch(3, 3)))), next,
-		"the next scrape's buffer is made at the largest request's size")
-	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(5, 3)))
-	_, c, _ = pending()
-	assert.GreaterOrEqual(t, c, next)
-	assert.LessOrEqual(t, c, full)
+	small, large := batch(0, 20), batch(1, 3000)
+	require.Less(t, len(mustEncode(t, small)), 32<<10)
+	big := len(mustEncode(t, large))
+	require.Greater(t, big, 64<<10)
+	require.NoError(t, e.ConsumeMetrics(context.Background(), small))
+	assert.Equal(t, 64<<10, window())
+	require.NoError(t, e.ConsumeMetrics(context.Background(), large))
+	assert.Equal(t, 64<<10, window(), "chosen at the request's first batch")
+	flush()
+	require.NoError(t, e.ConsumeMetrics(context.Background(), small))
+	assert.Equal(t, zstdWindow(big), window(), "the request before had a large batch")
+	flush()
+	require.NoError(t, e.ConsumeMetrics(context.Background(), small))
+	assert.Equal(t, 64<<10, window())
+	flush()
+	waitFor(t, "three requests", func() bool { return len(srv.accepted()) == 3 })
+	assert.Equal(t, jsonOf(t, joined(batch(0, 20), batch(1, 3000))), jsonOf(t, srv.accepted()[0]))
+}
+
+// zstdWindow: the power of two at or above twice the batch, from 64 KiB
+// to 512 KiB.
+func TestZstdWindowForBatch(t *testing.T) {
+	for batch, want := range map[int]int{
+		0: 64 << 10, 30_000: 64 << 10, 32 << 10: 64 << 10, 40_000: 128 << 10,
+		96_000: 256 << 10, 200_000: 512 << 10, 2_000_000: 512 << 10,
+	} {
+		assert.Equal(t, want, zstdWindow(batch), "batch of %d bytes", batch)
+	}
 }
