@@ -52,12 +52,12 @@ type merging struct {
 	mu      sync.Mutex
 	pending *stream // the request being written; nil: none
 	points  int     // in pending
-	// largest is the largest batch's encoding in pending, last the one
-	// of the request before, the size pending's zstd window is chosen by
-	// (zstdWindow); lastRaw is the size of the request before,
-	// uncompressed, the buffer an uncompressed one is made at.
-	largest, last, lastRaw int
-	timer                  *time.Timer
+	// last is the largest batch's encoding in the request before, what
+	// the next one's zstd window is chosen by (zstdWindow) with its first
+	// batch; lastRaw is the size of the request before, uncompressed, the
+	// buffer an uncompressed one is made at.
+	last, lastRaw int
+	timer         *time.Timer
 	// gen counts merged requests started, so that a timer of one that
 	// was flushed already does nothing.
 	gen uint64
@@ -97,10 +97,9 @@ func (m *merging) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error 
 		m.set.Logger.Error("otlp_durable: compressing merged batches failed; their points are lost",
 			zap.Int("points", m.points+md.DataPointCount()), zap.Error(err))
 		m.timer.Stop()
-		m.pending, m.points, m.largest = nil, 0, 0
+		m.pending, m.points = nil, 0
 		return consumererror.NewPermanent(fmt.Errorf("otlp_durable: compressing the batch (%s): %w", m.compression, err))
 	}
-	m.largest = max(m.largest, len(body))
 	m.points += md.DataPointCount()
 	if m.full() {
 		m.flushLocked(ctx)
@@ -140,7 +139,7 @@ func (m *merging) flushLocked(ctx context.Context) {
 	m.timer.Stop()
 	s, points := m.pending, m.points
 	m.pending, m.points = nil, 0
-	m.last, m.largest, m.lastRaw = m.largest, 0, s.raw
+	m.last, m.lastRaw = s.largest, s.raw
 	body, err := s.close()
 	if err == nil {
 		req := &request{body: body, compression: m.compression, points: points}

@@ -21,6 +21,8 @@ type stream struct {
 	w    io.WriteCloser
 	zenc *windowedEncoder // w when name is zstd, put back to zstdEncoders at close
 	raw  int              // bytes written, uncompressed
+	// largest is the largest write: the largest batch's encoding.
+	largest int
 }
 
 // openStream starts a request compressed with the gRPC compressor name
@@ -62,6 +64,7 @@ func openStream(name string, window, sizeHint int) (*stream, error) {
 // write adds p, the encoding of one batch, to the request.
 func (s *stream) write(p []byte) error {
 	s.raw += len(p)
+	s.largest = max(s.largest, len(p))
 	if s.w == nil {
 		s.out.Write(p)
 		return nil
