@@ -22,8 +22,9 @@
 # seconds per minute, peak and steady (median of the second half) RSS and
 # the anonymous part of the steady RSS (the rest is mapped files: the
 # binary, and bbolt's queue file for the push pipelines),
-# KiB per series (steady RSS above an idle collector's, with the same
-# telemetry reader, per series), the
+# KiB per series (steady RSS above the idle pull collector's, with the same
+# telemetry reader, per series; and above the idle collector of the same
+# pipeline: `run idle`), the
 # median and the longest GET (pull only), and the points the collector lost
 # (its own refused/failed/dropped counters, listed on stderr). The CPU is
 # also given against the legacy figures as if both ran on one machine:
@@ -168,36 +169,25 @@ service:
 YAML
 }
 
-# idle_rss: RSS of the collector on an empty run directory (local.yaml),
-# with the same telemetry reader as the measured runs (the Prometheus
-# client and the SDK behind it are about 1 MiB of RSS, mapped code, that
-# no shipped config has: it is the bench's instrument, not the cost of
-# the series).
-idle_rss() {
-	local dir over pid r
-	dir=$(mktemp -d "${TMPDIR:-/tmp}/ernic-idle.XXXXXX")
-	over=$dir/over.yaml
-	printf 'exporters:\n  prometheus_text:\n    endpoint: 127.0.0.1:%d\nextensions:\n  health_check:\n    endpoint: 127.0.0.1:%d\n' "$port" $((port + 1)) >"$over"
-	telemetry $((port + 2)) >"$dir/telemetry.yaml"
-	(as_unit ERNIC_RUN_DIR="$dir/run" "$otelcol" --config config/local.yaml --config "$over" --config "$dir/telemetry.yaml" >"$dir/log" 2>&1) &
-	pid=$!
-	sleep 10
-	r=$(rss_kib "$pid")
-	kill "$pid"
-	wait "$pid" 2>/dev/null || true
-	rm -rf "$dir"
-	echo "$r"
-}
-
-# run SIZE PIPELINE: one measurement; prints a table row.
+# run SIZE PIPELINE: one measurement; prints a table row. SIZE "idle":
+# the same pipeline (config, backend, GETs, telemetry reader) on a run
+# directory whose manifest lists no instance ({"instances":[]}, rocm-ernic
+# started and running nothing), so that the receiver publishes its two
+# cluster gauges each scrape and the pipeline sends them; prints its
+# steady RSS in KiB (median of 20 s after 15 s).
 run() {
-	local size=$1 pipe=$2 instances=${1%x*} qps=${1#*x}
-	local dir col_pid sim_pid extra_pid="" tport=$((port + 2)) get_pid="" perf_pid=""
+	local size=$1 pipe=$2 instances=${1%x*} qps=${1#*x} warmup=$warmup duration=$duration
+	local dir col_pid sim_pid="" extra_pid="" tport=$((port + 2)) get_pid="" perf_pid=""
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/ernic-bench.XXXXXX")
 	trap 'kill $col_pid $sim_pid $extra_pid $get_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' RETURN
-	"$sim" -run-dir "$dir/run" -instances "$instances" -qps "$qps" -writes "$sim_writes" >/dev/null 2>&1 &
-	sim_pid=$!
-	sleep 7
+	if [[ $size == idle ]]; then
+		mkdir "$dir/run" && echo '{"instances":[]}' >"$dir/run/instances.json"
+		warmup=15 duration=20
+	else
+		"$sim" -run-dir "$dir/run" -instances "$instances" -qps "$qps" -writes "$sim_writes" >/dev/null 2>&1 &
+		sim_pid=$!
+		sleep 7
+	fi
 	{
 		printf 'receivers:\n  ernic:\n    collection_interval: 5s\n    max_qps_per_instance: 0\n'
 		telemetry "$tport"
@@ -245,10 +235,10 @@ run() {
 	fi
 	sleep "$warmup"
 	: >"$dir/gets"
-	if [[ -n ${PPROF:-} ]]; then
+	if [[ -n ${PPROF:-} && $size != idle ]]; then
 		curl -s -o "build/bench-e2e/$size-$pipe.cpu.pprof" "127.0.0.1:$PPROF/debug/pprof/profile?seconds=30" &
 	fi
-	if [[ -n ${PERF:-} ]]; then
+	if [[ -n ${PERF:-} && $size != idle ]]; then
 		perf record -q -F "$PERF" -g -p "$col_pid" -o "build/bench-e2e/$size-$pipe.perf.data" -- sleep "$duration" 2>/dev/null &
 		perf_pid=$!
 	fi
@@ -277,6 +267,7 @@ run() {
 	[[ -z $perf_pid ]] || wait "$perf_pid" || true
 	steady=$(printf '%s\n' "${samples[@]:$((duration / 2))}" | median)
 	anon=$(printf '%s\n' "${anons[@]:$((duration / 2))}" | median)
+	[[ $size != idle ]] || { kill "$tel_pid" 2>/dev/null; echo "$steady"; return; }
 	curl -s "127.0.0.1:$tport/metrics" >"$dir/telemetry"
 	if [[ -n ${PPROF:-} ]]; then
 		curl -s -o "build/bench-e2e/$size-$pipe.heap.pprof" "127.0.0.1:$PPROF/debug/pprof/heap"
@@ -316,17 +307,18 @@ run() {
 	# push pipelines serve no GET.
 	[[ $pipe == pull ]] || l_get=-
 	awk -v size="$size" -v pipe="$pipe" -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" \
-		-v peak="$peak" -v steady="$steady" -v anon="$anon" -v idle="$idle" -v series="$series" -v lost="$lost" \
+		-v peak="$peak" -v steady="$steady" -v anon="$anon" -v idle="${idles[pull]}" -v own="${idles[$pipe]}" -v series="$series" -v lost="$lost" \
 		-v gmed="$get_med" -v gmax="$get_max" -v lcpu="$l_cpu" -v lrss="$l_rss" -v lget="$l_get" -v speed="$speed" 'BEGIN {
 		cpu = (c1 - c0) / 1e9 / ((t1 - t0) / 60)
 		ratio = (lcpu == "-") ? "-" : sprintf("%.2f", cpu / lcpu)
 		sratio = (lcpu == "-" || speed == "-") ? "-" : sprintf("%.2f", cpu * speed / lcpu)
 		rratio = (lrss == "-") ? "-" : sprintf("%.2f", steady / 1024 / lrss)
 		kps = (series > 0) ? sprintf("%.2f", (steady - idle) / series) : "-"
+		kpo = (series > 0) ? sprintf("%.2f", (steady - own) / series) : "-"
 		gm = (gmed == "-") ? "-" : sprintf("%.3f", gmed)
 		gx = (gmax == "-") ? "-" : sprintf("%.3f", gmax)
-		printf "| %s | %s | %d | %.2f | %s | %s | %s | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s | %s | %d |\n",
-			size, pipe, series, cpu, lcpu, ratio, sratio, peak / 1024, steady / 1024, anon / 1024, lrss, rratio, kps, gm, gx, lget, lost
+		printf "| %s | %s | %d | %.2f | %s | %s | %s | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s | %s | %s | %d |\n",
+			size, pipe, series, cpu, lcpu, ratio, sratio, peak / 1024, steady / 1024, anon / 1024, lrss, rratio, kps, kpo, gm, gx, lget, lost
 	}'
 }
 
@@ -361,15 +353,20 @@ read_floor() {
 
 floor=$(pdata_floor)
 read -r rfloor16 rfloor64 speed <<<"$(read_floor)"
-idle=$(idle_rss)
+# Each pipeline's idle collector; the pull one is the baseline of the
+# KiB/series column for all three (as the issue's "idle collector").
+declare -A idles
+for pipe in $(printf '%s\n' pull $pipelines | awk '!seen[$0]++'); do
+	idles[$pipe]=$(run idle "$pipe")
+done
 printf 'pdata floor (BenchmarkRecordFloor, the machine'"'"'s speed for this work): %s ns a point\n' "$floor"
 printf 'read floor (BenchmarkFloor): %s ms at 16x64, %s ms at 64x1024, against %s and %s on the legacy figures'"'"' machine: this one is %sx as fast\n' \
 	"$rfloor16" "$rfloor64" "$ref_floor_16x64" "$ref_floor_64x1024" "$speed"
-printf 'idle collector RSS: %.1f MiB; sim files %s; %d s after %d s warm-up per run; GETs ask for %s; runtime environment: %s\n\n' "$(echo "$idle / 1024" | bc -l)" \
+printf 'idle collector RSS, MiB:%s; sim files %s; %d s after %d s warm-up per run; GETs ask for %s; runtime environment: %s\n\n' "$(for p in "${!idles[@]}"; do printf ' %s %.1f' "$p" "$(echo "${idles[$p]} / 1024" | bc -l)"; done)" \
 	"$([[ $sim_writes -gt 0 ]] && echo "static after $sim_writes writes" || echo "rewritten every second")" "$duration" "$warmup" \
 	"$([[ ${#accept[@]} -gt 0 ]] && echo gzip || echo "the text uncompressed")" "${unit_env[*]:-none}${unit_slack:+ TimerSlackNSec=$unit_slack}"
-echo "| size | pipeline | series | CPU s/min | legacy CPU s/min | CPU / legacy | CPU / legacy at equal speed | peak RSS MiB | steady RSS MiB | of it anonymous MiB | legacy RSS MiB | RSS / legacy | KiB/series | GET median s | GET max s | legacy GET s | lost points |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| size | pipeline | series | CPU s/min | legacy CPU s/min | CPU / legacy | CPU / legacy at equal speed | peak RSS MiB | steady RSS MiB | of it anonymous MiB | legacy RSS MiB | RSS / legacy | KiB/series | KiB/series above its pipeline's idle | GET median s | GET max s | legacy GET s | lost points |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for size in $sizes; do
 	for pipe in $pipelines; do
 		run "$size" "$pipe"
