@@ -24,7 +24,7 @@
 # binary, and bbolt's queue file for the push pipelines),
 # KiB per series (steady RSS above the idle pull collector's, with the same
 # telemetry reader, per series; and above the idle collector of the same
-# pipeline: `run idle`), the
+# pipeline: `run idle`, about 40 s per pipeline before the measured runs), the
 # median and the longest GET (pull only), and the points the collector lost
 # (its own refused/failed/dropped counters, listed on stderr). The CPU is
 # also given against the legacy figures as if both ran on one machine:
@@ -172,12 +172,13 @@ YAML
 # run SIZE PIPELINE: one measurement; prints a table row. SIZE "idle":
 # the same pipeline (config, backend, GETs, telemetry reader) on a run
 # directory whose manifest lists no instance ({"instances":[]}, rocm-ernic
-# started and running nothing), so that the receiver publishes its two
+# started and running nothing), so that the receiver publishes its
 # cluster gauges each scrape and the pipeline sends them; prints its
-# steady RSS in KiB (median of 20 s after 15 s).
+# steady RSS in KiB (median of the last 10 s of 20 s after 15 s), or
+# nothing when the collector did not last.
 run() {
 	local size=$1 pipe=$2 instances=${1%x*} qps=${1#*x} warmup=$warmup duration=$duration
-	local dir col_pid sim_pid="" extra_pid="" tport=$((port + 2)) get_pid="" perf_pid=""
+	local dir col_pid="" sim_pid="" extra_pid="" tport=$((port + 2)) get_pid="" perf_pid=""
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/ernic-bench.XXXXXX")
 	trap 'kill $col_pid $sim_pid $extra_pid $get_pid 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' RETURN
 	if [[ $size == idle ]]; then
@@ -202,13 +203,13 @@ run() {
 		mkdir -p "$dir/prom"
 		printf 'global:\n  scrape_interval: 1h\nscrape_configs: []\n' >"$dir/prom.yml"
 		start_backend $((port + 3)) "$dir/prom.log" "$prometheus" --config.file="$dir/prom.yml" --storage.tsdb.path="$dir/prom" \
-			--web.listen-address=127.0.0.1:$((port + 3)) --web.enable-remote-write-receiver
+			--web.listen-address=127.0.0.1:$((port + 3)) --web.enable-remote-write-receiver || return 1
 		configs=(--config config/prometheus-remote-write.yaml "${configs[@]}")
 		env+=(ERNIC_REMOTE_WRITE_URL=http://127.0.0.1:$((port + 3))/api/v1/write)
 		;;
 	otlp)
 		printf 'receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:%d\nexporters:\n  debug:\n    verbosity: basic\nservice:\n  pipelines:\n    metrics:\n      receivers: [otlp]\n      exporters: [debug]\n  telemetry:\n    metrics:\n      level: none\n' $((port + 3)) >"$dir/second.yaml"
-		start_backend $((port + 3)) "$dir/second.log" "$otelcol" --config "$dir/second.yaml"
+		start_backend $((port + 3)) "$dir/second.log" "$otelcol" --config "$dir/second.yaml" || return 1
 		printf 'exporters:\n  otlp_durable:\n    tls:\n      insecure: true\n' >"$dir/pipe.yaml"
 		configs=(--config config/otlp.yaml "${configs[@]}" --config "$dir/pipe.yaml")
 		env+=(ERNIC_OTLP_ENDPOINT=127.0.0.1:$((port + 3)))
@@ -230,7 +231,7 @@ run() {
 			while sleep 5; do
 				curl -s --max-time 60 "${accept[@]}" -o /dev/null -w '%{time_total}\n' "127.0.0.1:$port/metrics" >>"$dir/gets" || true
 			done
-		) &
+		) >/dev/null &
 		get_pid=$!
 	fi
 	sleep "$warmup"
@@ -250,7 +251,7 @@ run() {
 	# push run published (below).
 	local scrapes=$((duration / 5))
 	curl -s "127.0.0.1:$tport/metrics" >"$dir/telemetry0"
-	(sleep $((scrapes * 5)) && curl -s "127.0.0.1:$tport/metrics" >"$dir/telemetry1") &
+	(sleep $((scrapes * 5)) && curl -s "127.0.0.1:$tport/metrics" >"$dir/telemetry1") >/dev/null &
 	local tel_pid=$!
 	for ((i = 0; i < duration; i++)); do
 		sleep 1
@@ -267,7 +268,11 @@ run() {
 	[[ -z $perf_pid ]] || wait "$perf_pid" || true
 	steady=$(printf '%s\n' "${samples[@]:$((duration / 2))}" | median)
 	anon=$(printf '%s\n' "${anons[@]:$((duration / 2))}" | median)
-	[[ $size != idle ]] || { kill "$tel_pid" 2>/dev/null; echo "$steady"; return; }
+	if [[ $size == idle ]]; then
+		kill "$tel_pid" 2>/dev/null || true
+		kill -0 "$col_pid" 2>/dev/null && echo "$steady"
+		return
+	fi
 	curl -s "127.0.0.1:$tport/metrics" >"$dir/telemetry"
 	if [[ -n ${PPROF:-} ]]; then
 		curl -s -o "build/bench-e2e/$size-$pipe.heap.pprof" "127.0.0.1:$PPROF/debug/pprof/heap"
@@ -356,13 +361,15 @@ read -r rfloor16 rfloor64 speed <<<"$(read_floor)"
 # Each pipeline's idle collector; the pull one is the baseline of the
 # KiB/series column for all three (as the issue's "idle collector").
 declare -A idles
-for pipe in $(printf '%s\n' pull $pipelines | awk '!seen[$0]++'); do
-	idles[$pipe]=$(run idle "$pipe")
+idle_pipes=$(printf '%s\n' pull $pipelines | awk '!seen[$0]++')
+for pipe in $idle_pipes; do
+	idles[$pipe]=$(run idle "$pipe") || true
+	[[ ${idles[$pipe]} =~ ^[0-9]+$ ]] || { echo "bench-e2e: the idle $pipe collector failed" >&2; exit 1; }
 done
 printf 'pdata floor (BenchmarkRecordFloor, the machine'"'"'s speed for this work): %s ns a point\n' "$floor"
 printf 'read floor (BenchmarkFloor): %s ms at 16x64, %s ms at 64x1024, against %s and %s on the legacy figures'"'"' machine: this one is %sx as fast\n' \
 	"$rfloor16" "$rfloor64" "$ref_floor_16x64" "$ref_floor_64x1024" "$speed"
-printf 'idle collector RSS, MiB:%s; sim files %s; %d s after %d s warm-up per run; GETs ask for %s; runtime environment: %s\n\n' "$(for p in "${!idles[@]}"; do printf ' %s %.1f' "$p" "$(echo "${idles[$p]} / 1024" | bc -l)"; done)" \
+printf 'idle collector RSS, MiB:%s; sim files %s; %d s after %d s warm-up per run; GETs ask for %s; runtime environment: %s\n\n' "$(for p in $idle_pipes; do printf ' %s %.1f' "$p" "$(echo "${idles[$p]} / 1024" | bc -l)"; done)" \
 	"$([[ $sim_writes -gt 0 ]] && echo "static after $sim_writes writes" || echo "rewritten every second")" "$duration" "$warmup" \
 	"$([[ ${#accept[@]} -gt 0 ]] && echo gzip || echo "the text uncompressed")" "${unit_env[*]:-none}${unit_slack:+ TimerSlackNSec=$unit_slack}"
 echo "| size | pipeline | series | CPU s/min | legacy CPU s/min | CPU / legacy | CPU / legacy at equal speed | peak RSS MiB | steady RSS MiB | of it anonymous MiB | legacy RSS MiB | RSS / legacy | KiB/series | KiB/series above its pipeline's idle | GET median s | GET max s | legacy GET s | lost points |"
