@@ -10,6 +10,7 @@
 #         `prometheus` on PATH or PROMETHEUS_BIN; Debian's 2.42 is enough);
 #   otlp  config/otlp.yaml into a second otelcol-ernic (an OTLP receiver
 #         with its default 4 MiB message limit, a debug exporter);
+#   otlphttp (not by default) config/otlphttp.yaml, the same over HTTP;
 # the collector runs on ernic-sim's run directory, written 6 times a second
 # apart (every QP exists from the fourth) and then left alone (the legacy
 # figures are of static files; SIM_WRITES=0 rewrites them every second as
@@ -207,12 +208,19 @@ run() {
 		configs=(--config config/prometheus-remote-write.yaml "${configs[@]}")
 		env+=(ERNIC_REMOTE_WRITE_URL=http://127.0.0.1:$((port + 3))/api/v1/write)
 		;;
-	otlp)
-		printf 'receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:%d\nexporters:\n  debug:\n    verbosity: basic\nservice:\n  pipelines:\n    metrics:\n      receivers: [otlp]\n      exporters: [debug]\n  telemetry:\n    metrics:\n      level: none\n' $((port + 3)) >"$dir/second.yaml"
+	otlp | otlphttp)
+		local proto=grpc endpoint=127.0.0.1:$((port + 3))
+		[[ $pipe == otlp ]] || proto=http
+		printf 'receivers:\n  otlp:\n    protocols:\n      %s:\n        endpoint: %s\nexporters:\n  debug:\n    verbosity: basic\nservice:\n  pipelines:\n    metrics:\n      receivers: [otlp]\n      exporters: [debug]\n  telemetry:\n    metrics:\n      level: none\n' "$proto" "$endpoint" >"$dir/second.yaml"
 		start_backend $((port + 3)) "$dir/second.log" "$otelcol" --config "$dir/second.yaml" || return 1
-		printf 'exporters:\n  otlp_durable:\n    tls:\n      insecure: true\n' >"$dir/pipe.yaml"
-		configs=(--config config/otlp.yaml "${configs[@]}" --config "$dir/pipe.yaml")
-		env+=(ERNIC_OTLP_ENDPOINT=127.0.0.1:$((port + 3)))
+		if [[ $pipe == otlp ]]; then
+			printf 'exporters:\n  otlp_durable:\n    tls:\n      insecure: true\n' >"$dir/pipe.yaml"
+			configs=(--config config/otlp.yaml "${configs[@]}" --config "$dir/pipe.yaml")
+		else
+			configs=(--config config/otlphttp.yaml "${configs[@]}")
+			endpoint=http://$endpoint
+		fi
+		env+=(ERNIC_OTLP_ENDPOINT="$endpoint")
 		;;
 	esac
 	if [[ -n ${PPROF:-} ]]; then
