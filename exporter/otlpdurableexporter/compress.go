@@ -51,8 +51,9 @@ var compressBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // level, a window of at most 512 KiB as configgrpc's, one block encoder and
 // its lower-memory mode. A merged request is written to it as its batches
 // come (stream.go), with a window for their size (zstdWindow); a request
-// of one batch (no merge_window) with a 512 KiB window. configgrpc's compressor is a streaming encoder at the
-// default level, kept in a sync.Pool between requests. On a 16x64 request
+// of one batch (no merge_window) with a 512 KiB window. configgrpc's
+// compressor is a streaming encoder at the default level, kept in a
+// sync.Pool between requests. On a 16x64 request
 // (487 kB of OTLP protobuf, 9,249 points) the streaming encoder took 1.53
 // ms and its pooled state 5.7 MB of heap; this one takes 0.40 ms and makes
 // 31.7 kB of it where the default level made 34.0 (5-7 % smaller on five

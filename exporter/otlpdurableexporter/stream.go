@@ -102,7 +102,7 @@ func (s *stream) close() ([]byte, error) {
 // with 64 KiB against 119-121 kB with 128-512 KiB.
 func zstdWindow(batch int) int {
 	w := 64 << 10
-	for w < 2*batch && w < 512<<10 {
+	for w < 2*batch && w < zstdMaxWindow {
 		w <<= 1
 	}
 	return w
