@@ -7,6 +7,8 @@
 package otlpdurableexporter
 
 import (
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlpqueue"
+
 	"context"
 	"encoding/binary"
 	"math/rand/v2"
@@ -89,12 +91,12 @@ func TestCompressionMatrix(t *testing.T) {
 
 				entry := v1
 				if stored != "v1" {
-					req, err := (&otlpDurable{compression: stored}).encode(context.Background(), md)
+					req, err := otlpqueue.Encode(md, stored)
 					require.NoError(t, err)
-					entry, err = encoding{}.Marshal(context.Background(), req)
+					entry, err = otlpqueue.Encoding{}.Marshal(context.Background(), req)
 					require.NoError(t, err)
 				}
-				_, req, err := encoding{}.Unmarshal(entry)
+				_, req, err := otlpqueue.Encoding{}.Unmarshal(entry)
 				require.NoError(t, err)
 
 				cfg := testConfig(ln.Addr().String())
@@ -108,7 +110,7 @@ func TestCompressionMatrix(t *testing.T) {
 				require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
 				t.Cleanup(func() { _ = e.shutdown(context.Background()) })
 				for range 2 { // a retry sends the same request again
-					require.NoError(t, e.push(context.Background(), req))
+					require.NoError(t, e.push(context.Background(), req.(*otlpqueue.Request)))
 				}
 				s.mu.Lock()
 				defer s.mu.Unlock()
@@ -152,9 +154,9 @@ func TestUnmarshalRandomBytes(t *testing.T) {
 					t.Fatalf("Unmarshal(%v) panicked: %v", b, p)
 				}
 			}()
-			_, req, err := encoding{}.Unmarshal(b)
+			_, req, err := otlpqueue.Encoding{}.Unmarshal(b)
 			if err == nil {
-				require.LessOrEqual(t, req.(*request).BytesSize(), len(b))
+				require.LessOrEqual(t, req.(*otlpqueue.Request).BytesSize(), len(b))
 			}
 		}()
 	}

@@ -4,11 +4,12 @@
 package otlpdurableexporter
 
 import (
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlpqueue"
+
 	"context"
 	"encoding/binary"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/config/configcompression"
@@ -29,26 +30,6 @@ func started(t *testing.T, endpoint string, c configcompression.Type) *otlpDurab
 	require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, e.shutdown(context.Background())) })
 	return e
-}
-
-// A request is stored compressed: zstd keeps a small part of the
-// encoded batch, and it reads back as the same batch.
-func TestStoredCompressed(t *testing.T) {
-	md := batch(4, 500)
-	raw, err := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
-	require.NoError(t, err)
-	e := &otlpDurable{compression: "zstd"}
-	req, err := e.encode(context.Background(), md)
-	require.NoError(t, err)
-	stored, err := encoding{}.Marshal(context.Background(), req)
-	require.NoError(t, err)
-	require.Less(t, len(stored), len(raw)/5, "stored %d bytes of a %d-byte request", len(stored), len(raw))
-	_, back, err := encoding{}.Unmarshal(stored)
-	require.NoError(t, err)
-	require.Equal(t, req, back)
-	body, err := decompressBody(back.(*request).compression, back.(*request).body)
-	require.NoError(t, err)
-	require.Equal(t, raw, body)
 }
 
 // A request stored with another compression than the sender's (a changed
@@ -72,16 +53,16 @@ func TestStoredWithOtherCompressionDelivered(t *testing.T) {
 			srv := newServer(t, nil)
 			stored := v1
 			if c.storedWith != "" {
-				req, err := (&otlpDurable{compression: c.storedWith}).encode(context.Background(), md)
+				req, err := otlpqueue.Encode(md, c.storedWith)
 				require.NoError(t, err)
-				stored, err = encoding{}.Marshal(context.Background(), req)
+				stored, err = otlpqueue.Encoding{}.Marshal(context.Background(), req)
 				require.NoError(t, err)
 			}
-			_, req, err := encoding{}.Unmarshal(stored)
+			_, req, err := otlpqueue.Encoding{}.Unmarshal(stored)
 			require.NoError(t, err)
 			require.Equal(t, 200, req.ItemsCount())
 			e := started(t, srv.addr, c.sender)
-			require.NoError(t, e.push(context.Background(), req))
+			require.NoError(t, e.push(context.Background(), req.(*otlpqueue.Request)))
 			require.Len(t, srv.accepted(), 1)
 			require.Equal(t, jsonOf(t, md), jsonOf(t, srv.accepted()[0]))
 			srv.mu.Lock()
@@ -98,38 +79,4 @@ func TestUnsupportedCompression(t *testing.T) {
 	cfg.Compression = configcompression.TypeDeflate
 	_, err := createMetrics(context.Background(), exportertest.NewNopSettings(metadata.Type), cfg)
 	require.ErrorContains(t, err, `compression "deflate": not supported over gRPC`)
-}
-
-// The zstd encoder is reused by the next request that asks for its
-// window, and what it makes is the same; another window gets an encoder
-// of its own, which is kept in its place.
-func TestZstdEncoderKept(t *testing.T) {
-	c := &keptEncoder{opts: zstdEncoders.opts}
-	raw := counters(t, 100)
-	first, err := c.get(zstdMaxWindow)
-	require.NoError(t, err)
-	want := first.EncodeAll(raw, nil)
-	c.put(first)
-	again, err := c.get(zstdMaxWindow)
-	require.NoError(t, err)
-	require.Same(t, first, again, "an encoder put back is the next one")
-	require.Equal(t, want, again.EncodeAll(raw, nil))
-	busy, err := c.get(zstdMaxWindow)
-	require.NoError(t, err)
-	require.NotSame(t, again, busy, "an encoder in use is not handed out")
-	c.put(again)
-	other, err := c.get(64 << 10)
-	require.NoError(t, err)
-	require.NotSame(t, first, other, "an encoder of another window is made anew")
-	var h zstd.Header
-	require.NoError(t, h.Decode(other.EncodeAll(counters(t, 20000), nil)))
-	require.Equal(t, uint64(64<<10), h.WindowSize)
-	c.put(other)
-	kept, err := c.get(64 << 10)
-	require.NoError(t, err)
-	require.Same(t, other, kept, "the last one put back is kept")
-	fresh, err := c.get(zstdMaxWindow)
-	require.NoError(t, err)
-	require.NotSame(t, first, fresh)
-	require.Equal(t, want, fresh.EncodeAll(raw, nil))
 }

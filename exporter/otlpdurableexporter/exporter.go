@@ -15,12 +15,9 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configgrpc"
-	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
-	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap"
@@ -31,6 +28,9 @@ import (
 	"google.golang.org/grpc/experimental"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlpqueue"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/otlpdurableexporter/internal/metadata"
 )
 
 // exportMethod is the OTLP metrics service's one method.
@@ -59,23 +59,19 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (expor
 		userAgent:   fmt.Sprintf("%s/%s (%s/%s)", set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
 		compression: compression,
 	}
-	inner, err := xexporterhelper.NewMetricsRequest(ctx, set, e.encode, e.push,
-		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
+	return otlpqueue.NewMetrics(ctx, set, otlpqueue.Settings{
+		Name:        metadata.Type.String(),
+		Compression: compression,
+		MergeWindow: cfg.MergeWindow,
+		Queue:       cfg.QueueConfig,
+		Push:        e.push,
+	},
 		exporterhelper.WithTimeout(cfg.TimeoutConfig),
 		exporterhelper.WithRetry(cfg.RetryConfig),
-		xexporterhelper.WithQueueBatch(cfg.QueueConfig, xexporterhelper.QueueBatchSettings{Encoding: encoding{}}),
 		exporterhelper.WithAttrs(endpointAttributes(cfg.Endpoint)...),
 		exporterhelper.WithStart(e.start),
 		exporterhelper.WithShutdown(e.shutdown),
 	)
-	if err != nil || cfg.MergeWindow <= 0 {
-		return inner, err
-	}
-	m := &merging{Metrics: inner, set: set, window: cfg.MergeWindow, compression: compression}
-	if cfg.QueueConfig.HasValue() {
-		m.sizer, m.capacity = cfg.QueueConfig.Get().Sizer, cfg.QueueConfig.Get().QueueSize
-	}
-	return m, nil
 }
 
 // endpointAttributes are the attributes of the exporter's own telemetry
@@ -136,56 +132,20 @@ func (e *otlpDurable) shutdown(context.Context) error {
 	return e.conn.Close()
 }
 
-// encode turns a batch into its ExportMetricsServiceRequest, compressed
-// with the configured compression, once; a request merged by merging
-// comes ready in the context.
-func (e *otlpDurable) encode(ctx context.Context, md pmetric.Metrics) (xexporterhelper.Request, error) {
-	if r, ok := ctx.Value(preparedKey{}).(*request); ok {
-		return r, nil
-	}
-	body, err := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
-	if err != nil {
-		return nil, consumererror.NewPermanent(fmt.Errorf("otlp_durable: encoding the batch: %w", err))
-	}
-	r, err := newRequest(e.compression, body, md.DataPointCount())
-	if err != nil {
-		return nil, consumererror.NewPermanent(err)
-	}
-	return r, nil
-}
-
-// newRequest returns the queue's request for raw, the protobuf encoding of
-// points data points: raw compressed with the gRPC compressor compression
-// into a slice of its own, or raw itself ("": no compression).
-func newRequest(compression string, raw []byte, points int) (*request, error) {
-	body := raw
-	if compression != "" {
-		var err error
-		if body, err = compressBody(compression, raw); err != nil {
-			return nil, fmt.Errorf("otlp_durable: compressing the batch (%s): %w", compression, err)
-		}
-	}
-	return &request{body: body, compression: compression, points: points}, nil
-}
-
 // push sends one encoded request and classifies the answer as otlp_grpc
 // does: retryable, throttled (RetryInfo) or permanent.
-func (e *otlpDurable) push(ctx context.Context, req xexporterhelper.Request) error {
-	r, ok := req.(*request)
-	if !ok {
-		return consumererror.NewPermanent(fmt.Errorf("otlp_durable: cannot send a %T", req))
-	}
+func (e *otlpDurable) push(ctx context.Context, r *otlpqueue.Request) error {
 	if e.conn == nil {
 		return errors.New("otlp_durable: exporter not started")
 	}
-	body, opts := r.body, e.callOpts
-	if r.compression != e.compression {
+	body, opts := r.Body, e.callOpts
+	if r.Compression != e.compression {
 		// Stored by a collector configured with another compression (or
 		// by one that stored requests uncompressed): sent with this one's,
 		// which gRPC applies to the decompressed request.
-		raw, err := decompressBody(r.compression, r.body)
+		raw, err := otlpqueue.Decompress(r.Compression, r.Body)
 		if err != nil {
-			return consumererror.NewPermanent(fmt.Errorf("otlp_durable: a stored request (%s) does not decompress: %w", r.compression, err))
+			return consumererror.NewPermanent(fmt.Errorf("otlp_durable: a stored request (%s) does not decompress: %w", r.Compression, err))
 		}
 		body = raw
 		opts = append(slices.Clip(opts), grpc.UseCompressor(cmp.Or(e.compression, grpcencoding.Identity)))

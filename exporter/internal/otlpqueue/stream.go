@@ -1,63 +1,77 @@
 // Copyright The otelcol-ernic Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package otlpdurableexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/otlpdurableexporter"
+package otlpqueue // import "github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlpqueue"
 
 import (
 	"bytes"
 	"fmt"
 	"io"
 
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 	grpcencoding "google.golang.org/grpc/encoding"
 )
 
-// stream is one merged request being written: each batch's encoding is
-// compressed as it comes, so no uncompressed copy of the request is kept
-// (at 16x64 that copy was 0.49 MB of each scrape's allocation, as much
+// stream is one request being written: each batch's encoding is
+// compressed as it comes, so no uncompressed copy of a merged request is
+// kept (at 16x64 that copy was 0.49 MB of each scrape's allocation, as much
 // again as the batches' own encodings; docs/performance-memory.md).
 type stream struct {
-	name string        // the gRPC compressor's name, "" for none
+	name string        // the compression's name, "" for none
 	out  *bytes.Buffer // the request so far, compressed
 	w    io.WriteCloser
-	zenc *windowedEncoder // w when name is zstd, put back to zstdEncoders at close
-	raw  int              // bytes written, uncompressed
+	zenc *zstd.Encoder // w when name is zstd, put back to zstdEncoders at close
+	gzw  *gzip.Writer  // w when name is gzip, put back to gzipWriters at close
+	// window is zenc's window in bytes.
+	window int
+	raw    int // bytes written, uncompressed
 	// largest is the largest write: the largest batch's encoding.
 	largest int
 }
 
-// openStream starts a request compressed with the gRPC compressor name
-// ("" for none). For zstd, window is the encoder's window in bytes
+// openStream starts a request compressed with name ("" for none; see
+// Supported). For zstd, window is the encoder's window in bytes
 // (zstdWindow); sizeHint is the capacity of an uncompressed request's
-// buffer. An error when the compressor is unknown.
+// buffer. An error when the compression is unknown.
 func openStream(name string, window, sizeHint int) (*stream, error) {
 	s := &stream{name: name}
-	switch name {
-	case "":
+	if name == "" {
 		s.out = bytes.NewBuffer(make([]byte, 0, sizeHint))
 		return s, nil
-	case zstdName:
-		enc, err := zstdEncoders.get(window)
-		if err != nil {
-			return nil, err
-		}
-		s.out = compressBufs.Get().(*bytes.Buffer)
-		s.out.Reset()
-		enc.Reset(s.out)
-		s.w, s.zenc = enc, enc
-		return s, nil
-	}
-	c := grpcencoding.GetCompressor(name)
-	if c == nil {
-		return nil, fmt.Errorf("no gRPC compressor %q", name)
 	}
 	s.out = compressBufs.Get().(*bytes.Buffer)
 	s.out.Reset()
-	w, err := c.Compress(s.out)
-	if err != nil {
-		compressBufs.Put(s.out)
-		return nil, err
+	switch name {
+	case Zstd:
+		enc, err := zstdEncoders.get(window, newZstd(window))
+		if err != nil {
+			compressBufs.Put(s.out)
+			return nil, err
+		}
+		enc.Reset(s.out)
+		s.w, s.zenc, s.window = enc, enc, window
+	case Gzip:
+		gw, err := gzipWriters.get(0, newGzip)
+		if err != nil {
+			compressBufs.Put(s.out)
+			return nil, err
+		}
+		gw.Reset(s.out)
+		s.w, s.gzw = gw, gw
+	default:
+		c := grpcencoding.GetCompressor(name)
+		if c == nil {
+			compressBufs.Put(s.out)
+			return nil, fmt.Errorf("no compressor %q", name)
+		}
+		w, err := c.Compress(s.out)
+		if err != nil {
+			compressBufs.Put(s.out)
+			return nil, err
+		}
+		s.w = w
 	}
-	s.w = w
 	return s, nil
 }
 
@@ -80,15 +94,32 @@ func (s *stream) close() ([]byte, error) {
 		return s.out.Bytes(), nil // the buffer goes with the request
 	}
 	err := s.w.Close()
-	if s.zenc != nil {
-		zstdEncoders.put(s.zenc)
-	}
 	var body []byte
 	if err == nil {
 		body = bytes.Clone(s.out.Bytes())
 	}
-	compressBufs.Put(s.out)
+	s.release()
 	return body, err
+}
+
+// abandon drops a request that cannot be finished (a write failed),
+// giving back its encoder and buffer. The stream is not used after.
+func (s *stream) abandon() {
+	if s.w != nil {
+		_ = s.w.Close()
+		s.release()
+	}
+}
+
+// release gives back the encoder and the buffer of a compressed stream.
+func (s *stream) release() {
+	switch {
+	case s.zenc != nil:
+		zstdEncoders.put(s.zenc, s.window)
+	case s.gzw != nil:
+		gzipWriters.put(s.gzw, 0)
+	}
+	compressBufs.Put(s.out)
 }
 
 // zstdWindow is the zstd window for a request whose largest batch encodes

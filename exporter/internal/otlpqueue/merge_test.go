@@ -1,7 +1,7 @@
 // Copyright The otelcol-ernic Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package otlpdurableexporter
+package otlpqueue
 
 import (
 	"context"
@@ -10,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/config/configcompression"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
@@ -29,13 +27,11 @@ func joined(mds ...pmetric.Metrics) pmetric.Metrics {
 // Batches within merge_window reach the server as one request, every
 // resource in order and unchanged, under each compression.
 func TestMergeWindowSendsOneRequest(t *testing.T) {
-	for _, c := range []configcompression.Type{configcompression.TypeZstd, configcompression.TypeGzip, "none"} {
-		t.Run(string(c), func(t *testing.T) {
-			srv := newServer(t, nil)
-			cfg := testConfig(srv.addr)
-			cfg.Compression = c
+	for _, c := range []string{Zstd, Gzip, "snappy", ""} {
+		t.Run(c, func(t *testing.T) {
+			cfg, srv := testSettings(t, c)
 			cfg.MergeWindow = 50 * time.Millisecond
-			e, _ := start(t, cfg, componenttest.NewNopHost())
+			e := start(t, cfg)
 			defer func() { require.NoError(t, e.Shutdown(context.Background())) }()
 			for i := range 5 {
 				require.NoError(t, e.ConsumeMetrics(context.Background(), batch(i, 10+i)))
@@ -45,6 +41,7 @@ func TestMergeWindowSendsOneRequest(t *testing.T) {
 			require.Len(t, srv.accepted(), 1)
 			want := joined(batch(0, 10), batch(1, 11), batch(2, 12), batch(3, 13), batch(4, 14))
 			assert.Equal(t, jsonOf(t, want), jsonOf(t, srv.accepted()[0]))
+			assert.Equal(t, c, srv.names[0], "stored with the configured compression")
 			// A batch after the window is a request of its own.
 			require.NoError(t, e.ConsumeMetrics(context.Background(), batch(5, 1)))
 			waitFor(t, "the next request", func() bool { return len(srv.accepted()) == 2 })
@@ -71,12 +68,11 @@ func TestMergeBounds(t *testing.T) {
 		{"half of queue_size in points", exporterhelper.RequestSizerTypeItems, 24, 7, 3, []int{4, 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newServer(t, nil)
-			cfg := testConfig(srv.addr)
+			cfg, srv := testSettings(t, Zstd)
 			cfg.MergeWindow = time.Hour
-			cfg.QueueConfig.Get().Sizer = tc.sizer
-			cfg.QueueConfig.Get().QueueSize = tc.capacity
-			e, _ := start(t, cfg, componenttest.NewNopHost())
+			cfg.Queue.Get().Sizer = tc.sizer
+			cfg.Queue.Get().QueueSize = tc.capacity
+			e := start(t, cfg)
 			var all []pmetric.Metrics
 			for i := range tc.batches {
 				require.NoError(t, e.ConsumeMetrics(context.Background(), batch(i, tc.points)))
@@ -94,10 +90,11 @@ func TestMergeBounds(t *testing.T) {
 	}
 }
 
+// mustEncode is md's ExportMetricsServiceRequest, uncompressed.
 func mustEncode(t *testing.T, md pmetric.Metrics) []byte {
-	r, err := (&otlpDurable{}).encode(context.Background(), md)
+	r, err := Encode(md, "")
 	require.NoError(t, err)
-	return r.(*request).body
+	return r.Body
 }
 
 // A merged request is compressed as its batches come: what the exporter
@@ -105,11 +102,9 @@ func mustEncode(t *testing.T, md pmetric.Metrics) []byte {
 // encoder's one block), not an uncompressed copy of it; the server gets
 // every batch.
 func TestMergeCompressedAsItComes(t *testing.T) {
-	srv := newServer(t, nil)
-	cfg := testConfig(srv.addr)
-	cfg.Compression = configcompression.TypeZstd
+	cfg, srv := testSettings(t, Zstd)
 	cfg.MergeWindow = time.Hour
-	e, _ := start(t, cfg, componenttest.NewNopHost())
+	e := start(t, cfg)
 	m := e.(*merging)
 	var all []pmetric.Metrics
 	raw := 0
@@ -132,17 +127,15 @@ func TestMergeCompressedAsItComes(t *testing.T) {
 // the request before: a request of small batches after one of large ones
 // keeps the large window, one after small ones gets the smallest.
 func TestMergeZstdWindowFollowsBatches(t *testing.T) {
-	srv := newServer(t, nil)
-	cfg := testConfig(srv.addr)
-	cfg.Compression = configcompression.TypeZstd
+	cfg, srv := testSettings(t, Zstd)
 	cfg.MergeWindow = time.Hour
-	e, _ := start(t, cfg, componenttest.NewNopHost())
+	e := start(t, cfg)
 	defer func() { require.NoError(t, e.Shutdown(context.Background())) }()
 	m := e.(*merging)
 	window := func() int {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		return m.pending.zenc.window
+		return m.pending.window
 	}
 	flush := func() {
 		m.mu.Lock()

@@ -1,16 +1,18 @@
 // Copyright The otelcol-ernic Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package otlpdurableexporter
+package otlpqueue
 
 import (
 	"bytes"
+	stdgzip "compress/gzip"
 	"math/rand/v2"
 	"strconv"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
+	_ "go.opentelemetry.io/collector/config/configgrpc" // registers zstd and snappy with gRPC
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	grpcencoding "google.golang.org/grpc/encoding"
@@ -47,12 +49,12 @@ func counters(tb testing.TB, qps int) []byte {
 func TestZstdWindow(t *testing.T) {
 	for _, qps := range []int{100, 2500, 20000} {
 		raw := counters(t, qps)
-		body, err := compressBody(zstdName, raw)
+		body, err := Compress(Zstd, raw)
 		require.NoError(t, err)
 		var h zstd.Header
 		require.NoError(t, h.Decode(body))
 		require.LessOrEqual(t, h.WindowSize, uint64(512<<10), "%d-byte request", len(raw))
-		back, err := decompressBody(zstdName, body)
+		back, err := Decompress(Zstd, body)
 		require.NoError(t, err)
 		require.Equal(t, raw, back)
 	}
@@ -60,11 +62,11 @@ func TestZstdWindow(t *testing.T) {
 
 // BenchmarkCompressZstd compresses a 1.2 MB request side by side with
 // configgrpc's registered zstd compressor (what otlp_grpc uses) and with
-// compressBody; bytes/request is the compressed size.
+// Compress; bytes/request is the compressed size.
 func BenchmarkCompressZstd(b *testing.B) {
 	raw := counters(b, 2500)
 	b.Run("configgrpc", func(b *testing.B) {
-		c := grpcencoding.GetCompressor(zstdName)
+		c := grpcencoding.GetCompressor(Zstd)
 		var out bytes.Buffer
 		b.ReportAllocs()
 		for b.Loop() {
@@ -77,12 +79,43 @@ func BenchmarkCompressZstd(b *testing.B) {
 		}
 		b.ReportMetric(float64(out.Len()), "bytes/request")
 	})
-	b.Run("compressBody", func(b *testing.B) {
+	b.Run("Compress", func(b *testing.B) {
 		var out []byte
 		b.ReportAllocs()
 		for b.Loop() {
 			var err error
-			out, err = compressBody(zstdName, raw)
+			out, err = Compress(Zstd, raw)
+			require.NoError(b, err)
+		}
+		b.ReportMetric(float64(len(out)), "bytes/request")
+	})
+}
+
+// BenchmarkCompressGzip compresses the same request side by side with the
+// standard library's gzip at level 1 (confighttp's compressor, what
+// otlp_http sends with) and with Compress; bytes/request is the
+// compressed size.
+func BenchmarkCompressGzip(b *testing.B) {
+	raw := counters(b, 2500)
+	b.Run("compress/gzip", func(b *testing.B) {
+		var out bytes.Buffer
+		b.ReportAllocs()
+		for b.Loop() {
+			out.Reset()
+			w, err := stdgzip.NewWriterLevel(&out, stdgzip.BestSpeed)
+			require.NoError(b, err)
+			_, err = w.Write(raw)
+			require.NoError(b, err)
+			require.NoError(b, w.Close())
+		}
+		b.ReportMetric(float64(out.Len()), "bytes/request")
+	})
+	b.Run("Compress", func(b *testing.B) {
+		var out []byte
+		b.ReportAllocs()
+		for b.Loop() {
+			var err error
+			out, err = Compress(Gzip, raw)
 			require.NoError(b, err)
 		}
 		b.ReportMetric(float64(len(out)), "bytes/request")

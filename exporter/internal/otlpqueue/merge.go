@@ -1,7 +1,7 @@
 // Copyright The otelcol-ernic Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package otlpdurableexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/otlpdurableexporter"
+package otlpqueue // import "github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlpqueue"
 
 import (
 	"context"
@@ -28,7 +28,9 @@ const mergeMaxBytes = 2_000_000
 // back to back (an ExportMetricsServiceRequest is its repeated
 // resource_metrics field, so two encoded requests make one) in one
 // compressed stream, each compressed as it comes (stream.go), and stored
-// as one item of the queue.
+// as one item of the queue. The bound suits both transports: a gRPC
+// server's default 4 MiB message, the collector's OTLP/HTTP receiver's
+// 20 MiB body and Prometheus' 32 MiB decoded OTLP request.
 //
 // Why: the receiver hands on a batch per instance. Sent alone, each is a
 // small request and an item of the queue on disk; joined by the batch
@@ -39,12 +41,13 @@ const mergeMaxBytes = 2_000_000
 type merging struct {
 	exporter.Metrics // the exporterhelper: queue, retries, push
 	set              exporter.Settings
+	name             string // the exporter's type, for logs and errors
 	window           time.Duration
 	// sizer and capacity of the sending queue (capacity 0: no queue), to
 	// keep a merged request within half of it.
 	sizer    exporterhelper.RequestSizerType
 	capacity int64
-	// compression is the configured compression's gRPC name ("": none).
+	// compression is the configured compression's name ("": none).
 	compression string
 
 	// mu guards the fields below; it is held while a merged request is
@@ -74,7 +77,7 @@ type preparedKey struct{}
 func (m *merging) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
 	body, err := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
 	if err != nil {
-		return consumererror.NewPermanent(fmt.Errorf("otlp_durable: encoding the batch: %w", err))
+		return consumererror.NewPermanent(fmt.Errorf("%s: encoding the batch: %w", m.name, err))
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -84,7 +87,7 @@ func (m *merging) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error 
 	if m.pending == nil {
 		s, err := openStream(m.compression, zstdWindow(max(len(body), m.last)), max(m.lastRaw, len(body)))
 		if err != nil {
-			return consumererror.NewPermanent(fmt.Errorf("otlp_durable: compressing the batch (%s): %w", m.compression, err))
+			return consumererror.NewPermanent(fmt.Errorf("%s: compressing the batch (%s): %w", m.name, m.compression, err))
 		}
 		m.pending = s
 		m.gen++
@@ -94,11 +97,12 @@ func (m *merging) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error 
 	if err := m.pending.write(body); err != nil {
 		// Not seen with in-memory buffers; the request cannot be
 		// finished: the batches in it are lost.
-		m.set.Logger.Error("otlp_durable: compressing merged batches failed; their points are lost",
+		m.set.Logger.Error(m.name+": compressing merged batches failed; their points are lost",
 			zap.Int("points", m.points+md.DataPointCount()), zap.Error(err))
 		m.timer.Stop()
+		m.pending.abandon()
 		m.pending, m.points = nil, 0
-		return consumererror.NewPermanent(fmt.Errorf("otlp_durable: compressing the batch (%s): %w", m.compression, err))
+		return consumererror.NewPermanent(fmt.Errorf("%s: compressing the batch (%s): %w", m.name, m.compression, err))
 	}
 	m.points += md.DataPointCount()
 	if m.full() {
@@ -142,11 +146,11 @@ func (m *merging) flushLocked(ctx context.Context) {
 	m.last, m.lastRaw = s.largest, s.raw
 	body, err := s.close()
 	if err == nil {
-		req := &request{body: body, compression: m.compression, points: points}
+		req := &Request{Body: body, Compression: m.compression, Points: points}
 		err = m.Metrics.ConsumeMetrics(context.WithValue(ctx, preparedKey{}, req), pmetric.NewMetrics())
 	}
 	if err != nil {
-		m.set.Logger.Error("otlp_durable: merged batches not queued; their points are lost",
+		m.set.Logger.Error(m.name+": merged batches not queued; their points are lost",
 			zap.Int("points", points), zap.Error(err))
 	}
 }
