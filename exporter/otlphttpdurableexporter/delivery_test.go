@@ -1,0 +1,258 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otlphttpdurableexporter
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/config/configcompression"
+	"go.opentelemetry.io/collector/config/configopaque"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlpqueue"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/storagetest"
+)
+
+// The server receives the batch as it was given, at endpoint/v1/metrics,
+// compressed as configured (Content-Encoding), with the configured
+// headers.
+func TestDeliversTheBatchUnchanged(t *testing.T) {
+	for _, c := range []configcompression.Type{configcompression.TypeGzip, configcompression.TypeZstd, "none"} {
+		t.Run(string(c), func(t *testing.T) {
+			srv := newServer(t, nil)
+			cfg := testConfig(srv.url + "/api/v1/otlp/")
+			cfg.Compression = c
+			cfg.Headers.Set("x-scope-orgid", configopaque.String("tenant-1"))
+			e, _ := start(t, cfg, componenttest.NewNopHost())
+			defer func() { require.NoError(t, e.Shutdown(context.Background())) }()
+			want := batch(7, 300)
+			require.NoError(t, e.ConsumeMetrics(context.Background(), want))
+			waitFor(t, "the batch", func() bool { return len(srv.accepted()) == 1 })
+			got := srv.accepted()[0]
+			assert.Equal(t, jsonOf(t, want), jsonOf(t, got.md))
+			assert.Equal(t, "/api/v1/otlp/v1/metrics", got.path)
+			assert.Equal(t, strings.TrimPrefix(string(c), "none"), got.encoding)
+			assert.Equal(t, "tenant-1", got.header.Get("x-scope-orgid"))
+			assert.Contains(t, got.header.Get("User-Agent"), "(")
+		})
+	}
+}
+
+// metrics_endpoint is the URL as it is.
+func TestMetricsEndpoint(t *testing.T) {
+	srv := newServer(t, nil)
+	cfg := testConfig("")
+	cfg.MetricsEndpoint = srv.url + "/custom/path"
+	e, _ := start(t, cfg, componenttest.NewNopHost())
+	defer func() { require.NoError(t, e.Shutdown(context.Background())) }()
+	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(1, 2)))
+	waitFor(t, "the batch", func() bool { return len(srv.accepted()) == 1 })
+	assert.Equal(t, "/custom/path", srv.accepted()[0].path)
+}
+
+// 503, 502, 504 and 429 are retried until the server takes the batch; 400
+// and 404 drop it (permanent) and the next batch goes on.
+func TestRetryableAndPermanentStatuses(t *testing.T) {
+	answers := map[int]int{0: 503, 1: 502, 2: 504, 3: 429, 5: 400, 7: 404}
+	srv := newServer(t, func(n int, w http.ResponseWriter) bool {
+		if code, ok := answers[n]; ok {
+			http.Error(w, "test says no", code)
+			return false
+		}
+		return true
+	})
+	e, logs := start(t, testConfig(srv.url), componenttest.NewNopHost())
+	defer func() { require.NoError(t, e.Shutdown(context.Background())) }()
+	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(1, 2)))
+	waitFor(t, "batch 1 after 503, 502, 504, 429", func() bool { return len(srv.accepted()) == 1 })
+	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(2, 2))) // 400
+	waitFor(t, "the 400", func() bool { return srv.requests() == 6 })
+	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(3, 2)))
+	waitFor(t, "batch 3", func() bool { return len(srv.accepted()) == 2 })
+	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(4, 2))) // 404
+	waitFor(t, "the 404", func() bool { return srv.requests() == 8 })
+	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(5, 2)))
+	waitFor(t, "batch 5", func() bool { return len(srv.accepted()) == 3 })
+	require.Equal(t, []string{"1", "3", "5"}, ids(srv.accepted()))
+	require.Equal(t, 8+1, srv.requests())
+	waitFor(t, "the drops logged", func() bool { return logs.FilterMessageSnippet("Exporting failed. Dropping data.").Len() == 2 })
+	assert.Contains(t, logs.FilterMessageSnippet("Exporting failed. Dropping data.").All()[0].ContextMap()["error"], "400 Bad Request: test says no")
+}
+
+// The answer to a failed request is classified by its status and
+// Retry-After (seconds or a date), and its message is the Status a
+// protobuf answer carries, or the text.
+func TestClassify(t *testing.T) {
+	now := time.Now()
+	status, err := proto.Marshal(&spb.Status{Code: 8, Message: "too many points"})
+	require.NoError(t, err)
+	for name, c := range map[string]struct {
+		code       int
+		header     http.Header
+		body       []byte
+		permanent  bool
+		throttle   string
+		wantInText string
+	}{
+		"503":                       {code: 503, body: []byte("down\n"), wantInText: "503 Service Unavailable: down"},
+		"503 retry-after 3":         {code: 503, header: http.Header{"Retry-After": {"3"}}, throttle: "Throttle (3s)"},
+		"429 retry-after date":      {code: 429, header: http.Header{"Retry-After": {now.Add(90 * time.Second).UTC().Format(http.TimeFormat)}}, throttle: "Throttle (1m2"},
+		"429 retry-after garbage":   {code: 429, header: http.Header{"Retry-After": {"soon"}}},
+		"429 protobuf status":       {code: 429, header: http.Header{"Content-Type": {"application/x-protobuf"}}, body: status, wantInText: ": too many points"},
+		"502":                       {code: 502},
+		"504":                       {code: 504},
+		"502 retry-after not taken": {code: 502, header: http.Header{"Retry-After": {"3"}}},
+		"400":                       {code: 400, permanent: true},
+		"401":                       {code: 401, permanent: true},
+		"404":                       {code: 404, permanent: true},
+		"413":                       {code: 413, permanent: true},
+		"500":                       {code: 500, permanent: true},
+	} {
+		resp := &http.Response{StatusCode: c.code, Status: http.StatusText(c.code), Header: c.header}
+		if resp.Header == nil {
+			resp.Header = http.Header{}
+		}
+		resp.Status = strings.TrimSpace(strings.Join([]string{itoa(c.code), http.StatusText(c.code)}, " "))
+		got := classify(resp, c.body, "http://x/v1/metrics")
+		require.Error(t, got, name)
+		assert.Equal(t, c.permanent, isPermanent(got), name)
+		if c.throttle != "" {
+			assert.True(t, strings.HasPrefix(got.Error(), c.throttle), "%s: %s", name, got)
+		} else {
+			assert.False(t, strings.HasPrefix(got.Error(), "Throttle"), "%s: %s", name, got)
+		}
+		assert.Contains(t, got.Error(), c.wantInText, name)
+	}
+	_, ok := retryAfter("0", now)
+	assert.False(t, ok, "Retry-After 0 is no delay")
+	_, ok = retryAfter(now.Add(-time.Minute).UTC().Format(http.TimeFormat), now)
+	assert.False(t, ok, "a date past is no delay")
+}
+
+func TestPartialSuccessIsLogged(t *testing.T) {
+	srv := newServer(t, func(_ int, w http.ResponseWriter) bool {
+		r := pmetricotlp.NewExportResponse()
+		r.PartialSuccess().SetRejectedDataPoints(2)
+		r.PartialSuccess().SetErrorMessage("2 points too old")
+		b, _ := r.MarshalProto()
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(b)
+		return true
+	})
+	e, logs := start(t, testConfig(srv.url), componenttest.NewNopHost())
+	defer func() { require.NoError(t, e.Shutdown(context.Background())) }()
+	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(1, 5)))
+	waitFor(t, "the warning", func() bool { return logs.FilterMessage("Partial success response").Len() == 1 })
+	entry := logs.FilterMessage("Partial success response").All()[0]
+	assert.Equal(t, int64(2), entry.ContextMap()["dropped_data_points"])
+	assert.Equal(t, "2 points too old", entry.ContextMap()["message"])
+}
+
+// A persistent queue filled while the server answers 503, with
+// merge_window joining the batches, is delivered whole and unchanged by
+// the next process once the server is up.
+func TestPersistentQueueSurvivesRestart(t *testing.T) {
+	var mu sync.Mutex
+	down := true
+	srv := newServer(t, func(_ int, w http.ResponseWriter) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if down {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+		}
+		return !down
+	})
+	sid := component.MustNewID("memstorage")
+	host := storagetest.NewMemStorage().Host(sid)
+	cfg := testConfig(srv.url)
+	cfg.QueueConfig.Get().StorageID = &sid
+	cfg.MergeWindow = 20 * time.Millisecond
+	e, _ := start(t, cfg, host)
+	want := []pmetric.Metrics{batch(0, 3), batch(1, 4), batch(2, 5)}
+	for _, md := range want {
+		require.NoError(t, e.ConsumeMetrics(context.Background(), md))
+	}
+	waitFor(t, "a refused attempt", func() bool { return srv.requests() > 0 })
+	require.NoError(t, e.Shutdown(context.Background()))
+	require.Empty(t, srv.accepted())
+
+	mu.Lock()
+	down = false
+	mu.Unlock()
+	e, _ = start(t, cfg, host)
+	defer func() { require.NoError(t, e.Shutdown(context.Background())) }()
+	waitFor(t, "the stored request", func() bool { return len(srv.accepted()) == 1 })
+	joined := pmetric.NewMetrics()
+	for _, md := range want {
+		md.ResourceMetrics().MoveAndAppendTo(joined.ResourceMetrics())
+	}
+	assert.Equal(t, jsonOf(t, joined), jsonOf(t, srv.accepted()[0].md))
+}
+
+// A request stored with another compression than the sender's (a changed
+// configuration) arrives whole, with the sender's Content-Encoding.
+func TestStoredWithOtherCompressionDelivered(t *testing.T) {
+	md := batch(5, 200)
+	for name, c := range map[string]struct {
+		storedWith string
+		sender     configcompression.Type
+	}{
+		"gzip stored, zstd sender":   {storedWith: "gzip", sender: configcompression.TypeZstd},
+		"zstd stored, none sender":   {storedWith: "zstd", sender: "none"},
+		"none stored, gzip sender":   {storedWith: "", sender: configcompression.TypeGzip},
+		"snappy stored, gzip sender": {storedWith: "snappy", sender: configcompression.TypeGzip},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := newServer(t, nil)
+			req, err := otlpqueue.Encode(md, c.storedWith)
+			require.NoError(t, err)
+			stored, err := otlpqueue.Encoding{}.Marshal(context.Background(), req)
+			require.NoError(t, err)
+			_, back, err := otlpqueue.Encoding{}.Unmarshal(stored)
+			require.NoError(t, err)
+			cfg := testConfig(srv.url)
+			cfg.Compression = c.sender
+			e := &otlpHTTPDurable{cfg: cfg, set: settings(), url: srv.url + "/v1/metrics"}
+			e.compression, err = cfg.compression()
+			require.NoError(t, err)
+			require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
+			defer func() { require.NoError(t, e.shutdown(context.Background())) }()
+			require.NoError(t, e.push(context.Background(), back.(*otlpqueue.Request)))
+			require.Len(t, srv.accepted(), 1)
+			assert.Equal(t, jsonOf(t, md), jsonOf(t, srv.accepted()[0].md))
+			assert.Equal(t, e.compression, srv.accepted()[0].encoding)
+		})
+	}
+}
+
+// A request that does not reach a server (connection refused) is
+// retried, not dropped.
+func TestUnreachableIsRetryable(t *testing.T) {
+	srv := newServer(t, nil)
+	url := srv.url
+	cfg := testConfig(url)
+	e := &otlpHTTPDurable{cfg: cfg, set: settings(), url: url + "/v1/metrics", compression: "gzip"}
+	require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
+	defer func() { require.NoError(t, e.shutdown(context.Background())) }()
+	req, err := otlpqueue.Encode(batch(1, 1), "gzip")
+	require.NoError(t, err)
+	require.NoError(t, e.push(context.Background(), req))
+	e.url = "http://127.0.0.1:1/v1/metrics" // nothing listens on port 1
+	err = e.push(context.Background(), req)
+	require.Error(t, err)
+	assert.False(t, isPermanent(err), "%v", err)
+	assert.Contains(t, err.Error(), "connect")
+}

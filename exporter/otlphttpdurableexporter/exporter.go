@@ -1,0 +1,210 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package otlphttpdurableexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/otlphttpdurableexporter"
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.uber.org/zap"
+	spb "google.golang.org/genproto/googleapis/rpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlpqueue"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/otlphttpdurableexporter/internal/metadata"
+)
+
+// maxResponseBytes bounds what is read of an answer: an
+// ExportMetricsServiceResponse or an error Status (otlp_http's bound).
+const maxResponseBytes = 64 << 10
+
+// otlpHTTPDurable POSTs encoded requests to one URL.
+type otlpHTTPDurable struct {
+	cfg       *Config
+	set       exporter.Settings
+	url       string
+	userAgent string
+	client    *http.Client
+	// compression is what requests are compressed with as they enter the
+	// queue, and the Content-Encoding they are sent with ("": none).
+	compression string
+}
+
+func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (exporter.Metrics, error) {
+	u, err := cfg.metricsURL()
+	if err != nil {
+		return nil, err
+	}
+	compression, err := cfg.compression()
+	if err != nil {
+		return nil, err
+	}
+	e := &otlpHTTPDurable{
+		cfg:         cfg,
+		set:         set,
+		url:         u.String(),
+		userAgent:   fmt.Sprintf("%s/%s (%s/%s)", set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
+		compression: compression,
+	}
+	attrs := []attribute.KeyValue{attribute.String("server.address", u.Hostname()), attribute.String("url.path", u.Path)}
+	if p, err := strconv.Atoi(u.Port()); err == nil {
+		attrs = append(attrs, attribute.Int("server.port", p))
+	}
+	return otlpqueue.NewMetrics(ctx, set, otlpqueue.Settings{
+		Name:        metadata.Type.String(),
+		Compression: compression,
+		MergeWindow: cfg.MergeWindow,
+		Queue:       cfg.QueueConfig,
+		Push:        e.push,
+	},
+		// The client's timeout bounds each attempt, as otlp_http's.
+		exporterhelper.WithTimeout(exporterhelper.TimeoutConfig{}),
+		exporterhelper.WithRetry(cfg.RetryConfig),
+		exporterhelper.WithAttrs(attrs...),
+		exporterhelper.WithStart(e.start),
+		exporterhelper.WithShutdown(e.shutdown),
+	)
+}
+
+// start makes the HTTP client. Its compression is none: the requests are
+// compressed already, and push names their compression.
+func (e *otlpHTTPDurable) start(ctx context.Context, host component.Host) error {
+	cc := e.cfg.ClientConfig
+	cc.Compression = ""
+	client, err := cc.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
+	if err != nil {
+		return err
+	}
+	e.client = client
+	return nil
+}
+
+// shutdown closes the client's idle connections.
+func (e *otlpHTTPDurable) shutdown(context.Context) error {
+	if e.client != nil {
+		e.client.CloseIdleConnections()
+	}
+	return nil
+}
+
+// push POSTs one request as stored and classifies the answer as the
+// OTLP/HTTP specification and otlp_http do: 2xx delivered (a partial
+// success logged), 429, 502, 503 and 504 retried (429 and 503 after
+// Retry-After when the server sends it), any other status permanent; a
+// request that did not reach the server (connection refused, timeout) is
+// retried.
+func (e *otlpHTTPDurable) push(ctx context.Context, r *otlpqueue.Request) error {
+	if e.client == nil {
+		return errors.New("otlp_http_durable: exporter not started")
+	}
+	body := r.Body
+	if r.Compression != e.compression {
+		// Stored by a collector configured with another compression:
+		// sent with this one's.
+		raw, err := otlpqueue.Decompress(r.Compression, r.Body)
+		if err == nil && e.compression != "" {
+			raw, err = otlpqueue.Compress(e.compression, raw)
+		}
+		if err != nil {
+			return consumererror.NewPermanent(fmt.Errorf("otlp_http_durable: a stored request (%s) does not convert to %q: %w", r.Compression, e.compression, err))
+		}
+		body = raw
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(body))
+	if err != nil {
+		return consumererror.NewPermanent(err)
+	}
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	if e.compression != "" {
+		req.Header.Set("Content-Encoding", e.compression)
+	}
+	req.Header.Set("User-Agent", e.userAgent)
+	resp, err := e.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("otlp_http_durable: %w", err)
+	}
+	defer func() {
+		_, _ = io.CopyN(io.Discard, resp.Body, maxResponseBytes)
+		_ = resp.Body.Close()
+	}()
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if resp.StatusCode/100 == 2 {
+		e.partialSuccess(resp, answer)
+		return nil
+	}
+	return classify(resp, answer, e.url)
+}
+
+// partialSuccess logs the rejected points of a 2xx answer's
+// ExportMetricsServiceResponse, as otlp_http does; an answer that is
+// empty or not protobuf says nothing of them.
+func (e *otlpHTTPDurable) partialSuccess(resp *http.Response, answer []byte) {
+	if len(answer) == 0 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-protobuf") {
+		return
+	}
+	out := pmetricotlp.NewExportResponse()
+	if err := out.UnmarshalProto(answer); err != nil {
+		e.set.Logger.Warn("otlp_http_durable: the server's answer does not decode", zap.Error(err))
+		return
+	}
+	if ps := out.PartialSuccess(); ps.ErrorMessage() != "" || ps.RejectedDataPoints() != 0 {
+		e.set.Logger.Warn("Partial success response",
+			zap.String("message", ps.ErrorMessage()),
+			zap.Int64("dropped_data_points", ps.RejectedDataPoints()))
+	}
+}
+
+// classify turns a failed answer into the exporterhelper's kinds: a
+// throttled retry, a retryable error or a permanent one. The message is
+// the answer's Status (protobuf, what OTLP/HTTP servers send) or the
+// start of its text (Prometheus answers text).
+func classify(resp *http.Response, answer []byte, url string) error {
+	msg := strings.TrimSpace(string(answer[:min(len(answer), 512)]))
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-protobuf") {
+		var st spb.Status
+		if proto.Unmarshal(answer, &st) == nil {
+			msg = st.GetMessage()
+		}
+	}
+	err := fmt.Errorf("otlp_http_durable: %s answered %s: %s", url, resp.Status, msg)
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		if d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+			return exporterhelper.NewThrottleRetry(err, d)
+		}
+		return err
+	case http.StatusBadGateway, http.StatusGatewayTimeout:
+		return err
+	}
+	return consumererror.NewPermanent(err)
+}
+
+// retryAfter reads a Retry-After header: seconds, or an HTTP date (the
+// delay from now). False when it is absent, unreadable or not ahead.
+func retryAfter(v string, now time.Time) (time.Duration, bool) {
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.Atoi(v); err == nil {
+		return time.Duration(s) * time.Second, s > 0
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now), true
+	}
+	return 0, false
+}
