@@ -107,11 +107,9 @@ func startOTLPCollector(t *testing.T, e *otlpEndpoint, stateDir string, env ...s
 	override := harness.WriteFile(t, "otlp-faults.yaml", `receivers:
   ernic:
     collection_interval: 1s
-processors:
-  batch:
-    timeout: 100ms
 exporters:
-  otlp_http:
+  otlp_http_durable:
+    merge_window: 100ms
     retry_on_failure:
       max_interval: 1s
 `)
