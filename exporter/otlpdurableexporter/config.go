@@ -36,13 +36,14 @@ type Config struct {
 	// MergeWindow, when positive, sends the batches that come within it of
 	// the first as one request (their encodings back to back, compressed
 	// once), stored as one item of the queue: at most 2 MB of protobuf
-	// before compression (under half of a default gRPC server's 4 MiB limit)
-	// and half of queue_size; a larger batch goes alone. 0 (the default)
-	// sends each batch as it comes. With it, no batch processor is needed
-	// in front to make requests of a useful size from small batches. A
-	// batch waits at most this long before it is in the queue: with a
-	// persistent queue, what a crash can lose on top of what waits
-	// upstream.
+	// before compression (under half of a default gRPC server's 4 MiB
+	// limit) and half of queue_size (in points, or with `sizer: bytes` in
+	// bytes of protobuf before compression); a larger batch goes alone.
+	// It needs the sending queue. 0 (the default) sends each batch as it
+	// comes. With it, no batch processor is needed in front to make
+	// requests of a useful size from small batches. A batch waits at most
+	// this long before it is in the queue: with a persistent queue, what a
+	// crash can lose on top of what waits upstream.
 	MergeWindow time.Duration `mapstructure:"merge_window"`
 
 	// RetryConfig is how a failed batch is retried (retry_on_failure).
@@ -60,6 +61,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.MergeWindow < 0 {
 		errs = append(errs, fmt.Errorf("merge_window %s: must not be negative", cfg.MergeWindow))
+	}
+	if cfg.MergeWindow > 0 && !cfg.QueueConfig.HasValue() {
+		errs = append(errs, errors.New("merge_window: needs the sending queue (sending_queue::enabled: true); without it a merged request is sent on the pipeline's behalf and its failure is not returned"))
 	}
 	if cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().Batch.HasValue() {
 		errs = append(errs, errors.New("sending_queue::batch: not supported by this exporter; batches are encoded before the queue (merge_window joins batches)"))

@@ -28,5 +28,7 @@
 //
 // Unlike otlp_grpc, a persistent queue does not store the request's context
 // (span context, client metadata) with a batch: a batch read back after a
-// restart is sent without it. The ernic receiver sets neither.
+// restart is sent without it; and a merged request carries the context of
+// the batch that filled it, or none when merge_window ended it. The ernic
+// receiver sets neither.
 package otlpdurableexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/otlpdurableexporter"

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/config/configcompression"
@@ -23,14 +22,18 @@ type Config struct {
 	// ClientConfig is the HTTP client: endpoint (the OTLP/HTTP server's
 	// base URL; /v1/metrics is appended, as otlp_http does), tls, headers,
 	// auth, timeout (each attempt to send one request; 30 s by default),
-	// compression (gzip by default; zstd or none). compression_params is
-	// not supported: gzip is written at level 1 (confighttp's default),
-	// zstd at its fastest level.
+	// compression (gzip by default; zstd or none). gzip is written at
+	// level 1 (gzip.BestSpeed), zstd at its fastest level (zstd level 1):
+	// compression_params::level may be 1 or unset, no other level.
 	confighttp.ClientConfig `mapstructure:",squash"`
 
 	// MetricsEndpoint, when set, is the full URL requests are POSTed to,
 	// in place of endpoint + /v1/metrics.
 	MetricsEndpoint string `mapstructure:"metrics_endpoint"`
+
+	// Encoding is the requests' encoding: proto (the default, and the
+	// only one; otlp_http's json is not supported).
+	Encoding string `mapstructure:"encoding"`
 
 	// QueueConfig is the collector's standard sending queue. With `storage`
 	// set to a storage extension (file_storage) it is persistent and holds
@@ -42,8 +45,9 @@ type Config struct {
 	// MergeWindow, when positive, sends the batches that come within it of
 	// the first as one request (their encodings back to back, compressed
 	// once), stored as one item of the queue: at most 2 MB of protobuf
-	// before compression and half of queue_size; a larger batch goes
-	// alone. 0 (the default) sends each batch as it comes. A batch waits
+	// before compression and half of queue_size (in points, or with
+	// `sizer: bytes` in bytes of protobuf before compression); a larger
+	// batch goes alone. It needs the sending queue. 0 (the default) sends each batch as it comes. A batch waits
 	// at most this long before it is in the queue: with a persistent
 	// queue, what a crash can lose on top of what waits upstream.
 	MergeWindow time.Duration `mapstructure:"merge_window"`
@@ -65,11 +69,17 @@ func (cfg *Config) Validate() error {
 	if _, err := cfg.compression(); err != nil {
 		errs = append(errs, err)
 	}
-	if cfg.CompressionParams.Level != 0 {
-		errs = append(errs, errors.New("compression_params: not supported; gzip is written at level 1, zstd at its fastest level"))
+	if l := cfg.CompressionParams.Level; l != 0 && l != 1 {
+		errs = append(errs, fmt.Errorf("compression_params::level %d: not supported; gzip is written at level 1, zstd at its fastest level (1)", l))
+	}
+	if cfg.Encoding != "" && cfg.Encoding != "proto" {
+		errs = append(errs, fmt.Errorf("encoding %q: not supported; this exporter sends protobuf (proto)", cfg.Encoding))
 	}
 	if cfg.MergeWindow < 0 {
 		errs = append(errs, fmt.Errorf("merge_window %s: must not be negative", cfg.MergeWindow))
+	}
+	if cfg.MergeWindow > 0 && !cfg.QueueConfig.HasValue() {
+		errs = append(errs, errors.New("merge_window: needs the sending queue (sending_queue::enabled: true); without it a merged request is sent on the pipeline's behalf and its failure is not returned"))
 	}
 	if cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().Batch.HasValue() {
 		errs = append(errs, errors.New("sending_queue::batch: not supported by this exporter; batches are encoded before the queue (merge_window joins batches)"))
@@ -78,18 +88,26 @@ func (cfg *Config) Validate() error {
 }
 
 // metricsURL is where requests go: metrics_endpoint, or endpoint with
-// /v1/metrics appended. An error when neither is an http(s) URL.
+// /v1/metrics appended to its path. An error, quoting the value as
+// configured, when it is not an http(s) URL with a host, or when endpoint
+// has a query or a fragment (the path could not be appended).
 func (cfg *Config) metricsURL() (*url.URL, error) {
 	raw, key := cfg.MetricsEndpoint, "metrics_endpoint"
 	if raw == "" {
 		if cfg.Endpoint == "" {
 			return nil, errors.New("endpoint: the OTLP/HTTP server's base URL (or metrics_endpoint, the full URL) is required")
 		}
-		raw, key = strings.TrimSuffix(cfg.Endpoint, "/")+"/v1/metrics", "endpoint"
+		raw, key = cfg.Endpoint, "endpoint"
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("%s %q: must be an http:// or https:// URL", key, raw)
+	}
+	if key == "endpoint" {
+		if u.RawQuery != "" || u.Fragment != "" {
+			return nil, fmt.Errorf("endpoint %q: a base URL without query or fragment (/v1/metrics is appended to its path; metrics_endpoint takes a full URL)", raw)
+		}
+		u = u.JoinPath("v1", "metrics")
 	}
 	return u, nil
 }

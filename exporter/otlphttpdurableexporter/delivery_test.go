@@ -6,6 +6,7 @@ package otlphttpdurableexporter
 import (
 	"context"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -46,7 +47,8 @@ func TestDeliversTheBatchUnchanged(t *testing.T) {
 			assert.Equal(t, "/api/v1/otlp/v1/metrics", got.path)
 			assert.Equal(t, strings.TrimPrefix(string(c), "none"), got.encoding)
 			assert.Equal(t, "tenant-1", got.header.Get("x-scope-orgid"))
-			assert.Contains(t, got.header.Get("User-Agent"), "(")
+			bi := settings().BuildInfo
+			assert.Equal(t, bi.Description+"/"+bi.Version+" ("+runtime.GOOS+"/"+runtime.GOARCH+")", got.header.Get("User-Agent"))
 		})
 	}
 }
@@ -112,6 +114,8 @@ func TestClassify(t *testing.T) {
 		"429 retry-after date":      {code: 429, header: http.Header{"Retry-After": {now.Add(90 * time.Second).UTC().Format(http.TimeFormat)}}, throttle: "Throttle (1m2"},
 		"429 retry-after garbage":   {code: 429, header: http.Header{"Retry-After": {"soon"}}},
 		"429 protobuf status":       {code: 429, header: http.Header{"Content-Type": {"application/x-protobuf"}}, body: status, wantInText: ": too many points"},
+		"429 undecodable status":    {code: 429, header: http.Header{"Content-Type": {"application/x-protobuf"}}, body: []byte{0xff, 0xff}, wantInText: "(a Status of 2 bytes that does not decode"},
+		"no message":                {code: 502, wantInText: "answered 502 Bad Gateway"},
 		"502":                       {code: 502},
 		"504":                       {code: 504},
 		"502 retry-after not taken": {code: 502, header: http.Header{"Retry-After": {"3"}}},
@@ -136,7 +140,10 @@ func TestClassify(t *testing.T) {
 		}
 		assert.Contains(t, got.Error(), c.wantInText, name)
 	}
-	_, ok := retryAfter("0", now)
+	d, ok := retryAfter("99999999999", now)
+	assert.True(t, ok)
+	assert.Equal(t, maxRetryAfter, d, "a huge Retry-After is bounded, not wrapped")
+	_, ok = retryAfter("0", now)
 	assert.False(t, ok, "Retry-After 0 is no delay")
 	_, ok = retryAfter(now.Add(-time.Minute).UTC().Format(http.TimeFormat), now)
 	assert.False(t, ok, "a date past is no delay")
@@ -255,4 +262,46 @@ func TestUnreachableIsRetryable(t *testing.T) {
 	require.Error(t, err)
 	assert.False(t, isPermanent(err), "%v", err)
 	assert.Contains(t, err.Error(), "connect")
+}
+
+// A password in the endpoint is not in the errors and logs that name it.
+func TestPasswordRedacted(t *testing.T) {
+	srv := newServer(t, func(_ int, w http.ResponseWriter) bool {
+		http.Error(w, "no", http.StatusBadRequest)
+		return false
+	})
+	cfg := testConfig(strings.Replace(srv.url, "http://", "http://alice:s3cret@", 1))
+	e, logs := start(t, cfg, componenttest.NewNopHost())
+	defer func() { require.NoError(t, e.Shutdown(context.Background())) }()
+	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(1, 1)))
+	waitFor(t, "the drop", func() bool { return logs.FilterMessageSnippet("Dropping data").Len() == 1 })
+	msg := logs.FilterMessageSnippet("Dropping data").All()[0].ContextMap()["error"].(string)
+	assert.Contains(t, msg, "alice:xxxxx@")
+	assert.NotContains(t, msg, "s3cret")
+}
+
+// A Retry-After throttles the retry through the exporterhelper: the
+// second attempt waits for it, not for retry_on_failure's 10 ms.
+func TestRetryAfterThrottles(t *testing.T) {
+	var mu sync.Mutex
+	var at []time.Time
+	srv := newServer(t, func(n int, w http.ResponseWriter) bool {
+		mu.Lock()
+		at = append(at, time.Now())
+		mu.Unlock()
+		if n == 0 {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "slow down", http.StatusTooManyRequests)
+			return false
+		}
+		return true
+	})
+	e, _ := start(t, testConfig(srv.url), componenttest.NewNopHost())
+	defer func() { require.NoError(t, e.Shutdown(context.Background())) }()
+	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(1, 1)))
+	waitFor(t, "the retried batch", func() bool { return len(srv.accepted()) == 1 })
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, at, 2)
+	assert.GreaterOrEqual(t, at[1].Sub(at[0]), 900*time.Millisecond)
 }

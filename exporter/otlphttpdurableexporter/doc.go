@@ -30,5 +30,7 @@
 //
 // Unlike otlp_http, a persistent queue does not store the request's
 // context (client metadata) with a batch: a batch read back after a
-// restart is sent without it. The ernic receiver sets none.
+// restart is sent without it; and a merged request carries the context of
+// the batch that filled it, or none when merge_window ended it. The ernic
+// receiver sets none.
 package otlphttpdurableexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/otlphttpdurableexporter"

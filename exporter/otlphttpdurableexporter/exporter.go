@@ -35,9 +35,12 @@ const maxResponseBytes = 64 << 10
 
 // otlpHTTPDurable POSTs encoded requests to one URL.
 type otlpHTTPDurable struct {
-	cfg       *Config
-	set       exporter.Settings
-	url       string
+	cfg *Config
+	set exporter.Settings
+	url string
+	// shownURL is url with any password redacted: what errors and logs
+	// name.
+	shownURL  string
 	userAgent string
 	client    *http.Client
 	// compression is what requests are compressed with as they enter the
@@ -58,6 +61,7 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (expor
 		cfg:         cfg,
 		set:         set,
 		url:         u.String(),
+		shownURL:    u.Redacted(),
 		userAgent:   fmt.Sprintf("%s/%s (%s/%s)", set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
 		compression: compression,
 	}
@@ -147,7 +151,7 @@ func (e *otlpHTTPDurable) push(ctx context.Context, r *otlpqueue.Request) error 
 		e.partialSuccess(resp, answer)
 		return nil
 	}
-	return classify(resp, answer, e.url)
+	return classify(resp, answer, e.shownURL)
 }
 
 // partialSuccess logs the rejected points of a 2xx answer's
@@ -177,11 +181,16 @@ func classify(resp *http.Response, answer []byte, url string) error {
 	msg := strings.TrimSpace(string(answer[:min(len(answer), 512)]))
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-protobuf") {
 		var st spb.Status
-		if proto.Unmarshal(answer, &st) == nil {
+		if err := proto.Unmarshal(answer, &st); err != nil {
+			msg = fmt.Sprintf("(a Status of %d bytes that does not decode: %v)", len(answer), err)
+		} else {
 			msg = st.GetMessage()
 		}
 	}
-	err := fmt.Errorf("otlp_http_durable: %s answered %s: %s", url, resp.Status, msg)
+	err := fmt.Errorf("otlp_http_durable: %s answered %s", url, resp.Status)
+	if msg != "" {
+		err = fmt.Errorf("%w: %s", err, msg)
+	}
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		if d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
@@ -194,17 +203,22 @@ func classify(resp *http.Response, answer []byte, url string) error {
 	return consumererror.NewPermanent(err)
 }
 
+// maxRetryAfter bounds the delay a Retry-After asks for.
+const maxRetryAfter = 24 * time.Hour
+
 // retryAfter reads a Retry-After header: seconds, or an HTTP date (the
-// delay from now). False when it is absent, unreadable or not ahead.
+// delay from now), at most maxRetryAfter. False when it is absent,
+// unreadable or not ahead. A delay past what is left of retry_on_failure's
+// max_elapsed_time drops the request (exporterhelper), as otlp_http.
 func retryAfter(v string, now time.Time) (time.Duration, bool) {
 	if v == "" {
 		return 0, false
 	}
-	if s, err := strconv.Atoi(v); err == nil {
-		return time.Duration(s) * time.Second, s > 0
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return time.Duration(min(s, int64(maxRetryAfter/time.Second))) * time.Second, s > 0
 	}
 	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now), true
+		return min(t.Sub(now), maxRetryAfter), true
 	}
 	return 0, false
 }

@@ -32,6 +32,10 @@ const mergeMaxBytes = 2_000_000
 // server's default 4 MiB message, the collector's OTLP/HTTP receiver's
 // 20 MiB body and Prometheus' 32 MiB decoded OTLP request.
 //
+// A merged request goes to the queue with the context of the batch that
+// filled it, or none when the window ended it: the other batches' client
+// metadata and deadlines are not kept (the ernic receiver sets none).
+//
 // Why: the receiver hands on a batch per instance. Sent alone, each is a
 // small request and an item of the queue on disk; joined by the batch
 // processor, the whole scrape waits in it as pdata for the processor's
