@@ -217,7 +217,7 @@ bench:
 
 # bench-e2e: CPU seconds per minute, RSS and GET time of the collector for
 # each size and shipped pipeline (pull, remote write into Prometheus, OTLP
-# into a second collector), next to the legacy exporter's reference figures
+# over gRPC and over HTTP into a second collector), next to the legacy exporter's reference figures
 # (scripts/bench-e2e.sh: SIZES, PIPELINES, DURATION, WARMUP). The remote-write
 # runs need Debian's prometheus; bench-e2e runs test-deps first, which
 # installs it with the rest of the test packages (as root; otherwise it

@@ -10,7 +10,7 @@
 #         `prometheus` on PATH or PROMETHEUS_BIN; Debian's 2.42 is enough);
 #   otlp  config/otlp.yaml into a second otelcol-ernic (an OTLP receiver
 #         with its default 4 MiB message limit, a debug exporter);
-#   otlphttp (not by default) config/otlphttp.yaml, the same over HTTP;
+#   otlphttp config/otlphttp.yaml, the same over HTTP (its OTLP/HTTP receiver);
 # the collector runs on ernic-sim's run directory, written 6 times a second
 # apart (every QP exists from the fourth) and then left alone (the legacy
 # figures are of static files; SIM_WRITES=0 rewrites them every second as
@@ -33,7 +33,7 @@
 # the run directory (BenchmarkFloor, read_floor).
 #
 # Environment: OTELCOL, SIM (binaries; set by the Makefile), SIZES (default
-# "16x64 64x256 16x1024 64x1024"), PIPELINES (default "pull prw otlp"),
+# "16x64 64x256 16x1024 64x1024"), PIPELINES (default "pull prw otlp otlphttp"),
 # DURATION (default 120), WARMUP (default 30), SIM_WRITES (default 6),
 # MEMORY_LIMIT_MIB (the memory limiter of every config; default 4096),
 # BENCH_PORT (default 19840; it and the next four ports must be free on
@@ -61,7 +61,7 @@ cd "$(dirname "$0")/.."
 otelcol=${OTELCOL:-build/otelcol-ernic/otelcol-ernic}
 sim=${SIM:-bin/ernic-sim}
 sizes=${SIZES:-16x64 64x256 16x1024 64x1024}
-pipelines=${PIPELINES:-pull prw otlp}
+pipelines=${PIPELINES:-pull prw otlp otlphttp}
 duration=${DURATION:-120}
 warmup=${WARMUP:-30}
 sim_writes=${SIM_WRITES:-6}
