@@ -28,6 +28,7 @@ import (
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
 
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlptest"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/storagetest"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/otlpdurableexporter/internal/metadata"
 )
@@ -95,25 +96,6 @@ func (s *server) accepted() []pmetric.Metrics {
 	return append([]pmetric.Metrics(nil), s.got...)
 }
 
-// batch is one gauge "ernic.test" with points data points of value id,
-// on a resource with ernic.id=id.
-func batch(id, points int) pmetric.Metrics {
-	md := pmetric.NewMetrics()
-	rm := md.ResourceMetrics().AppendEmpty()
-	rm.Resource().Attributes().PutStr("ernic.id", strconv.Itoa(id))
-	m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
-	m.SetName("ernic.test")
-	m.SetUnit("{packet}")
-	dps := m.SetEmptyGauge().DataPoints()
-	for q := range points {
-		dp := dps.AppendEmpty()
-		dp.Attributes().PutStr("qp", strconv.Itoa(q))
-		dp.SetIntValue(int64(id))
-		dp.SetTimestamp(1_700_000_000_000_000_000)
-	}
-	return md
-}
-
 // ids returns the ernic.id of each accepted batch's resource, in order.
 func ids(mds []pmetric.Metrics) []string {
 	var out []string
@@ -143,17 +125,6 @@ func start(t *testing.T, cfg *Config, host component.Host) (exporter.Metrics, *o
 	require.NoError(t, err)
 	require.NoError(t, e.Start(context.Background(), host))
 	return e, logs
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	require.Eventually(t, cond, 10*time.Second, 5*time.Millisecond, "waiting for %s", what)
-}
-
-func jsonOf(t *testing.T, md pmetric.Metrics) string {
-	b, err := (&pmetric.JSONMarshaler{}).MarshalMetrics(md)
-	require.NoError(t, err)
-	return string(b)
 }
 
 // The server receives the batch as it was given, under each compression,
@@ -272,3 +243,10 @@ func TestPersistentQueueSurvivesRestart(t *testing.T) {
 		require.Equal(t, jsonOf(t, md), jsonOf(t, byID[strconv.Itoa(i)]), "batch %d", i)
 	}
 }
+
+// The helpers the OTLP exporters' tests share (exporter/internal/otlptest).
+var (
+	batch   = otlptest.Batch
+	jsonOf  = otlptest.JSON
+	waitFor = otlptest.WaitFor
+)

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +23,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlptest"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/otlphttpdurableexporter/internal/metadata"
 )
 
@@ -112,24 +112,6 @@ func (s *server) requests() int {
 	return s.n
 }
 
-// batch is one gauge "ernic.test" with points data points of value id,
-// on a resource with ernic.id=id.
-func batch(id, points int) pmetric.Metrics {
-	md := pmetric.NewMetrics()
-	rm := md.ResourceMetrics().AppendEmpty()
-	rm.Resource().Attributes().PutStr("ernic.id", strconv.Itoa(id))
-	m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
-	m.SetName("ernic.test")
-	dps := m.SetEmptyGauge().DataPoints()
-	for q := range points {
-		dp := dps.AppendEmpty()
-		dp.Attributes().PutStr("qp", strconv.Itoa(q))
-		dp.SetIntValue(int64(id))
-		dp.SetTimestamp(1_700_000_000_000_000_000)
-	}
-	return md
-}
-
 // ids returns the ernic.id of each resource received, in order.
 func ids(got []received) []string {
 	var out []string
@@ -164,13 +146,9 @@ func start(t *testing.T, cfg *Config, host component.Host) (exporter.Metrics, *o
 	return e, logs
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	require.Eventually(t, cond, 10*time.Second, 5*time.Millisecond, "waiting for %s", what)
-}
-
-func jsonOf(t *testing.T, md pmetric.Metrics) string {
-	b, err := (&pmetric.JSONMarshaler{}).MarshalMetrics(md)
-	require.NoError(t, err)
-	return string(b)
-}
+// The helpers the OTLP exporters' tests share (exporter/internal/otlptest).
+var (
+	batch   = otlptest.Batch
+	jsonOf  = otlptest.JSON
+	waitFor = otlptest.WaitFor
+)

@@ -96,8 +96,8 @@ type keptWriter[W any] struct {
 }
 
 // get returns the kept writer if it was made with setting, or one made by
-// make; put it back after use.
-func (c *keptWriter[W]) get(setting int, make func() (W, error)) (W, error) {
+// newW; put it back after use.
+func (c *keptWriter[W]) get(setting int, newW func() (W, error)) (W, error) {
 	c.mu.Lock()
 	if c.ok && c.setting == setting {
 		w := c.w
@@ -107,7 +107,7 @@ func (c *keptWriter[W]) get(setting int, make func() (W, error)) (W, error) {
 		return w, nil
 	}
 	c.mu.Unlock()
-	return make()
+	return newW()
 }
 
 // put keeps w, made with setting, for the next get, in place of any kept.

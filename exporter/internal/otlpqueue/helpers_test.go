@@ -5,10 +5,8 @@ package otlpqueue
 
 import (
 	"context"
-	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
@@ -19,6 +17,8 @@ import (
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlptest"
 )
 
 // recorder is a push that takes every request: it keeps each as the
@@ -69,36 +69,13 @@ func start(t *testing.T, s Settings) exporter.Metrics {
 	return e
 }
 
-// batch is one gauge "ernic.test" with points data points of value id,
-// on a resource with ernic.id=id.
-func batch(id, points int) pmetric.Metrics {
-	md := pmetric.NewMetrics()
-	rm := md.ResourceMetrics().AppendEmpty()
-	rm.Resource().Attributes().PutStr("ernic.id", strconv.Itoa(id))
-	m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
-	m.SetName("ernic.test")
-	m.SetUnit("{packet}")
-	dps := m.SetEmptyGauge().DataPoints()
-	for q := range points {
-		dp := dps.AppendEmpty()
-		dp.Attributes().PutStr("qp", strconv.Itoa(q))
-		dp.SetIntValue(int64(id))
-		dp.SetTimestamp(1_700_000_000_000_000_000)
-	}
-	return md
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	require.Eventually(t, cond, 10*time.Second, 5*time.Millisecond, "waiting for %s", what)
-}
-
-func jsonOf(t *testing.T, md pmetric.Metrics) string {
-	b, err := (&pmetric.JSONMarshaler{}).MarshalMetrics(md)
-	require.NoError(t, err)
-	return string(b)
-}
-
 func exportertestSettings() exporter.Settings {
 	return exportertest.NewNopSettings(component.MustNewType("otlp_test"))
 }
+
+// The helpers the OTLP exporters' tests share (exporter/internal/otlptest).
+var (
+	batch   = otlptest.Batch
+	jsonOf  = otlptest.JSON
+	waitFor = otlptest.WaitFor
+)

@@ -1,0 +1,50 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
+// Package otlptest holds what the tests of the OTLP exporters
+// (otlpdurableexporter, otlphttpdurableexporter) and of their shared
+// otlpqueue use alike: a batch of known points, its JSON for comparing what
+// a server received, and a wait.
+package otlptest // import "github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlptest"
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+// Batch is one gauge "ernic.test" (unit {packet}) with points data points
+// of value id, attribute qp 0..points-1, on a resource with ernic.id=id.
+func Batch(id, points int) pmetric.Metrics {
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	rm.Resource().Attributes().PutStr("ernic.id", strconv.Itoa(id))
+	m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+	m.SetName("ernic.test")
+	m.SetUnit("{packet}")
+	dps := m.SetEmptyGauge().DataPoints()
+	for q := range points {
+		dp := dps.AppendEmpty()
+		dp.Attributes().PutStr("qp", strconv.Itoa(q))
+		dp.SetIntValue(int64(id))
+		dp.SetTimestamp(1_700_000_000_000_000_000)
+	}
+	return md
+}
+
+// JSON is md as OTLP JSON, to compare two batches whole.
+func JSON(t *testing.T, md pmetric.Metrics) string {
+	t.Helper()
+	b, err := (&pmetric.JSONMarshaler{}).MarshalMetrics(md)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// WaitFor fails t unless cond holds within 10 s (checked every 5 ms).
+func WaitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	require.Eventually(t, cond, 10*time.Second, 5*time.Millisecond, "waiting for %s", what)
+}
