@@ -250,6 +250,15 @@ $(OTELCOL_PPROF): $(OTELCOL_INPUTS) | $(BUILDER)
 bench-outage: otelcol sim
 	OTELCOL=$(OTELCOL) SIM=$(SIM) scripts/bench-outage.sh
 
+# bench-pair: two collectors side by side at the same time on one run
+# directory and one backend, CPU of B over A per round (scripts/bench-pair.sh:
+# A_OTELCOL/B_OTELCOL, A_ENV/B_ENV, A_CONFIG/B_CONFIG, SIZE, PIPELINE pull or
+# prw, DURATION, ROUNDS): for a change smaller than the machine's swing
+# between two runs of bench-e2e.
+.PHONY: bench-pair
+bench-pair: test-deps otelcol sim
+	OTELCOL=$(OTELCOL) SIM=$(SIM) scripts/bench-pair.sh
+
 # bench-e2e-pprof: bench-e2e on the pprof build variant, saving a CPU and a
 # heap profile of each run under build/bench-e2e/ (PPROF: the port).
 bench-e2e-pprof: test-deps otelcol-pprof sim
