@@ -19,7 +19,9 @@
 # Makefile), A_ENV, B_ENV (extra environment, "K=V K=V", e.g.
 # B_ENV=GODEBUG=madvdontneed=0), A_CONFIG, B_CONFIG (a config file added
 # last, e.g. a receiver setting), SIZE (default 16x64), PIPELINE (pull or
-# prw; default prw), DURATION (default 60), WARMUP (default 20), ROUNDS
+# prw; default prw), DURATION (default 60), WARMUP (default 120: both must
+# have settled; in its first 90 s a collector grows its heap and faults in
+# its pages, at up to twice its steady CPU), ROUNDS
 # (default 5), PORT (default 19960; it and the next five must be free on
 # 127.0.0.1), PROMETHEUS_BIN (default prometheus on PATH; prw only). Both
 # collectors get the systemd unit's runtime settings (its Environment= and
@@ -32,7 +34,7 @@ sim=${SIM:-bin/ernic-sim}
 size=${SIZE:-16x64}
 pipe=${PIPELINE:-prw}
 duration=${DURATION:-60}
-warmup=${WARMUP:-20}
+warmup=${WARMUP:-120}
 rounds=${ROUNDS:-5}
 port=${PORT:-19960}
 prometheus=${PROMETHEUS_BIN:-prometheus}
