@@ -273,19 +273,17 @@ func TestRemoteWriteFullDisk(t *testing.T) {
 		full.Sub(down).Round(time.Second), freed.Sub(full).Round(time.Second), time.Since(freed).Round(time.Millisecond))
 
 	// A restart on the same directory.
-	if err := c.Cmd.Process.Kill(); err != nil {
+	if err := c.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	<-c.Exited()
 	c = r.startCollector()
 	time.Sleep(3 * time.Second)
 	r.waitFresh(ctx, 30*time.Second, sel, "delivery after a kill -9 and a restart")
 
 	// A damaged queue file: the collector starts and delivers.
-	if err := c.Cmd.Process.Kill(); err != nil {
+	if err := c.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	<-c.Exited()
 	files, _ := filepath.Glob(filepath.Join(state, "queue", "*"))
 	if len(files) == 0 {
 		t.Fatalf("no queue file under %s", state)

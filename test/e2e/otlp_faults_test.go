@@ -104,15 +104,7 @@ func startOTLPCollector(t *testing.T, e *otlpEndpoint, stateDir string, env ...s
 	t.Helper()
 	runDir := t.TempDir()
 	harness.StartSim(t, sim.Options{RunDir: runDir, Instances: 2, QPs: 2, Interval: 500 * time.Millisecond, Seed: 41})
-	override := harness.WriteFile(t, "otlp-faults.yaml", `receivers:
-  ernic:
-    collection_interval: 1s
-exporters:
-  otlp_http_durable:
-    merge_window: 100ms
-    retry_on_failure:
-      max_interval: 1s
-`)
+	override := fastQueueOverride(t, "otlp_http_durable", 100*time.Millisecond, "")
 	log := &harness.LockedBuffer{}
 	runCollectorLog(t, append([]string{
 		"ERNIC_RUN_DIR=" + runDir,

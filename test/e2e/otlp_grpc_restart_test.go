@@ -84,17 +84,7 @@ func TestOTLPGRPCKilledDuringOutage(t *testing.T) {
 
 	runDir, state := t.TempDir(), t.TempDir()
 	harness.StartSim(t, sim.Options{RunDir: runDir, Instances: 2, QPs: 2, Interval: 500 * time.Millisecond, Seed: 43})
-	override := harness.WriteFile(t, "otlp-grpc-restart.yaml", `receivers:
-  ernic:
-    collection_interval: 1s
-exporters:
-  otlp_durable:
-    merge_window: 200ms
-    tls:
-      insecure: true
-    retry_on_failure:
-      max_interval: 1s
-`)
+	override := fastQueueOverride(t, "otlp_durable", 200*time.Millisecond, "    tls:\n      insecure: true\n")
 	env := []string{"ERNIC_RUN_DIR=" + runDir, "ERNIC_OTLP_ENDPOINT=" + ln.Addr().String(), "ERNIC_STATE_DIR=" + state}
 	config := filepath.Join(harness.RepoRoot(t), "config", "otlp.yaml")
 	first := runCollector(t, env, config, override)
@@ -109,11 +99,8 @@ exporters:
 	down := time.Now()
 	time.Sleep(5 * time.Second)
 	killed := time.Now()
-	if err := first.Cmd.Process.Kill(); err != nil {
+	if err := first.Kill(); err != nil {
 		t.Fatal(err)
-	}
-	for first.Running() {
-		time.Sleep(10 * time.Millisecond)
 	}
 	runCollector(t, env, config, override)
 	time.Sleep(2 * time.Second)

@@ -39,15 +39,7 @@ func TestOTLPHTTPKilledDuringOutage(t *testing.T) {
 
 	runDir, state := t.TempDir(), t.TempDir()
 	harness.StartSim(t, sim.Options{RunDir: runDir, Instances: 2, QPs: 2, Interval: 500 * time.Millisecond, Seed: 47})
-	override := harness.WriteFile(t, "otlp-http-restart.yaml", `receivers:
-  ernic:
-    collection_interval: 1s
-exporters:
-  otlp_http_durable:
-    merge_window: 200ms
-    retry_on_failure:
-      max_interval: 1s
-`)
+	override := fastQueueOverride(t, "otlp_http_durable", 200*time.Millisecond, "")
 	env := []string{"ERNIC_RUN_DIR=" + runDir, "ERNIC_OTLP_ENDPOINT=" + p.URL("/api/v1/otlp"), "ERNIC_STATE_DIR=" + state}
 	config := filepath.Join(root, "config", "otlphttp.yaml")
 	log := &harness.LockedBuffer{}
@@ -65,11 +57,8 @@ exporters:
 	down := time.Now()
 	time.Sleep(5 * time.Second)
 	killed := time.Now()
-	if err := first.Cmd.Process.Kill(); err != nil {
+	if err := first.Kill(); err != nil {
 		t.Fatal(err)
-	}
-	for first.Running() {
-		time.Sleep(10 * time.Millisecond)
 	}
 	runCollectorLog(t, env, log, config, override)
 	restarted := time.Now()

@@ -155,6 +155,23 @@ func runCollectorLog(t *testing.T, env []string, log *harness.LockedBuffer, conf
 	return harness.StartCollector(t, harness.ConfigArgs(configs...), env, log, false)
 }
 
+// fastQueueOverride writes a config added after a shipped OTLP config for
+// the fault tests: a scrape every second, and the exporter (otlp_durable
+// or otlp_http_durable) merging for mergeWindow and retrying at least
+// every second, with extra (YAML lines indented under the exporter, or "").
+func fastQueueOverride(t *testing.T, exporter string, mergeWindow time.Duration, extra string) string {
+	t.Helper()
+	return harness.WriteFile(t, exporter+"-fast.yaml", fmt.Sprintf(`receivers:
+  ernic:
+    collection_interval: 1s
+exporters:
+  %s:
+    merge_window: %s
+    retry_on_failure:
+      max_interval: 1s
+%s`, exporter, mergeWindow, extra))
+}
+
 // TestOTLPToSecondCollector: otelcol-ernic with config/otlp.yaml sends to a
 // second otelcol-ernic (OTLP receiver → otlphttp exporter, JSON) whose
 // output the test receives. Every metric arrives with the name, unit, type,

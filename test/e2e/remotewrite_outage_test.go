@@ -134,10 +134,9 @@ func TestRemoteWriteOutage(t *testing.T) {
 	down := time.Now()
 	r.prom.Stop()
 	time.Sleep(25 * time.Second)
-	if err := c.Cmd.Process.Kill(); err != nil {
+	if err := c.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	<-c.Exited()
 	killed := time.Now()
 	r.startCollector()
 	restarted := time.Now()

@@ -133,6 +133,16 @@ func (p *Process) Pid() int { return p.Cmd.Process.Pid }
 // Signal sends sig to the process.
 func (p *Process) Signal(sig os.Signal) error { return p.Cmd.Process.Signal(sig) }
 
+// Kill sends SIGKILL (a crash, or kill -9) and waits until the process has
+// exited.
+func (p *Process) Kill() error {
+	if err := p.Cmd.Process.Kill(); err != nil {
+		return err
+	}
+	<-p.exited
+	return nil
+}
+
 // Stop sends SIGTERM and waits up to d; it kills the process after that.
 // It returns whether the process had to be killed.
 func (p *Process) Stop(d time.Duration) (killed bool) {
