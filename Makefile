@@ -252,8 +252,9 @@ bench-outage: otelcol sim
 
 # bench-pair: two collectors side by side at the same time on one run
 # directory and one backend, CPU of B over A per round (scripts/bench-pair.sh:
-# A_OTELCOL/B_OTELCOL, A_ENV/B_ENV, A_CONFIG/B_CONFIG, SIZE, PIPELINE pull or
-# prw, DURATION, ROUNDS): for a change smaller than the machine's swing
+# A_OTELCOL/B_OTELCOL, A_ENV/B_ENV, A_CONFIG/B_CONFIG, SIZE, PIPELINE or
+# A_PIPELINE/B_PIPELINE pull, prw, otlp or otlphttp, WARMUP,
+# DURATION, ROUNDS): for a change smaller than the machine's swing
 # between two runs of bench-e2e.
 .PHONY: bench-pair
 bench-pair: test-deps otelcol sim

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Two collectors side by side, at the same time (`make bench-pair`): A and B
 # read one static run directory of the simulator (SIZE, instances x QPs),
-# with 5 s scrapes, and serve (PIPELINE=pull, a GET every 5 s each) or push
-# (PIPELINE=prw, into one Prometheus; ERNIC_HOST=A and =B keep their series
-# apart). Each round starts both, 2.5 s apart so that their scrapes do not
+# with 5 s scrapes, and each runs a shipped pipeline (PIPELINE, or
+# A_PIPELINE and B_PIPELINE to compare two): pull (config/local.yaml, a GET
+# every 5 s), prw (config/prometheus-remote-write.yaml into one
+# Prometheus), otlp or otlphttp (config/otlp.yaml, config/otlphttp.yaml
+# into one second collector with an OTLP receiver); ERNIC_HOST=A and =B
+# keep their series apart. Each round starts both, 2.5 s apart so that their scrapes do not
 # overlap (which one first alternates), lets them warm up for WARMUP
 # seconds and counts the CPU their threads ran over DURATION seconds
 # (/proc/PID/task/*/schedstat), with their minor page faults and RSS. It
@@ -18,11 +21,12 @@
 # Environment: A_OTELCOL, B_OTELCOL (binaries; default OTELCOL, set by the
 # Makefile), A_ENV, B_ENV (extra environment, "K=V K=V", e.g.
 # B_ENV=GODEBUG=madvdontneed=0), A_CONFIG, B_CONFIG (a config file added
-# last, e.g. a receiver setting), SIZE (default 16x64), PIPELINE (pull or
-# prw; default prw), DURATION (default 60), WARMUP (default 120: both must
+# last, e.g. a receiver setting), SIZE (default 16x64), PIPELINE (pull,
+# prw, otlp or otlphttp; default prw), A_PIPELINE, B_PIPELINE (default
+# PIPELINE), DURATION (default 60), WARMUP (default 120: both must
 # have settled; in its first 90 s a collector grows its heap and faults in
 # its pages, at up to twice its steady CPU), ROUNDS
-# (default 5), PORT (default 19960; it and the next five must be free on
+# (default 5), PORT (default 19960; it and the next six must be free on
 # 127.0.0.1), PROMETHEUS_BIN (default prometheus on PATH; prw only). Both
 # collectors get the systemd unit's runtime settings (its Environment= and
 # TimerSlackNSec=), as in bench-e2e.
@@ -32,19 +36,22 @@ otelcol=${OTELCOL:-build/otelcol-ernic/otelcol-ernic}
 a_bin=${A_OTELCOL:-$otelcol} b_bin=${B_OTELCOL:-$otelcol}
 sim=${SIM:-bin/ernic-sim}
 size=${SIZE:-16x64}
-pipe=${PIPELINE:-prw}
+a_pipe=${A_PIPELINE:-${PIPELINE:-prw}} b_pipe=${B_PIPELINE:-${PIPELINE:-prw}}
 duration=${DURATION:-60}
 warmup=${WARMUP:-120}
 rounds=${ROUNDS:-5}
 port=${PORT:-19960}
 prometheus=${PROMETHEUS_BIN:-prometheus}
-case $pipe in
-pull | prw) ;;
-*)
-	echo "bench-pair: PIPELINE must be pull or prw, not $pipe" >&2
-	exit 2
-	;;
-esac
+for pipe in "$a_pipe" "$b_pipe"; do
+	case $pipe in
+	pull | prw | otlp | otlphttp) ;;
+	*)
+		echo "bench-pair: a pipeline must be pull, prw, otlp or otlphttp, not $pipe" >&2
+		exit 2
+		;;
+	esac
+done
+pipes=" $a_pipe $b_pipe "
 
 mapfile -t unit_env < <(sed -n 's/^Environment=//p' deploy/otelcol-ernic.service)
 unit_slack=$(sed -n 's/^TimerSlackNSec=//p' deploy/otelcol-ernic.service)
@@ -52,11 +59,17 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/ernic-pair.XXXXXX")
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT
 
 "$sim" -run-dir "$dir/run" -instances "${size%x*}" -qps "${size#*x}" -writes 6 >/dev/null 2>&1 &
-if [[ $pipe == prw ]]; then
+if [[ $pipes == *" prw "* ]]; then
 	mkdir "$dir/prom"
 	printf 'global:\n  scrape_interval: 1h\nscrape_configs: []\n' >"$dir/prom.yml"
 	"$prometheus" --config.file="$dir/prom.yml" --storage.tsdb.path="$dir/prom" \
 		--web.listen-address="127.0.0.1:$((port + 4))" --web.enable-remote-write-receiver >"$dir/prom.log" 2>&1 &
+fi
+if [[ $pipes == *" otlp"* ]]; then
+	printf 'receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:%d\n      http:\n        endpoint: 127.0.0.1:%d\nexporters:\n  debug:\n    verbosity: basic\nservice:\n  pipelines:\n    metrics:\n      receivers: [otlp]\n      exporters: [debug]\n  telemetry:\n    metrics:\n      level: none\n' \
+		$((port + 5)) $((port + 6)) >"$dir/second.yaml"
+	"$otelcol" --config "$dir/second.yaml" >"$dir/second.log" 2>&1 &
+	printf 'exporters:\n  otlp_durable:\n    tls:\n      insecure: true\n' >"$dir/otlp-insecure.yaml"
 fi
 sleep 7
 printf 'receivers:\n  ernic:\n    collection_interval: 5s\n    max_qps_per_instance: 0\n' >"$dir/common.yaml"
@@ -65,23 +78,29 @@ cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%.0f
 minflt() { awk '{ print $10 }' "/proc/$1/stat"; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 
-# start NAME BIN ENV CONFIG PORT: starts a collector (and its GETs for
-# pull); writes its PID and, for pull, the GET loop's to $dir/NAME.pids.
+# start NAME PIPELINE BIN ENV CONFIG PORT: starts a collector (and its GETs
+# for pull); writes its PID and, for pull, the GET loop's to $dir/NAME.pids.
 start() {
-	local name=$1 bin=$2 extra_env=$3 extra_config=$4 p=$5 configs
+	local name=$1 pipe=$2 bin=$3 extra_env=$4 extra_config=$5 p=$6 configs
 	mkdir -p "$dir/$name"
-	if [[ $pipe == pull ]]; then
+	case $pipe in
+	pull)
 		printf 'exporters:\n  prometheus_text:\n    endpoint: 127.0.0.1:%d\nextensions:\n  health_check:\n    endpoint: 127.0.0.1:%d\n' "$p" $((p + 1)) >"$dir/$name/pipe.yaml"
 		configs=(--config config/local.yaml --config "$dir/common.yaml" --config "$dir/$name/pipe.yaml")
-	else
-		configs=(--config config/prometheus-remote-write.yaml --config "$dir/common.yaml")
-	fi
+		;;
+	prw) configs=(--config config/prometheus-remote-write.yaml --config "$dir/common.yaml") ;;
+	otlp) configs=(--config config/otlp.yaml --config "$dir/common.yaml" --config "$dir/otlp-insecure.yaml") ;;
+	otlphttp) configs=(--config config/otlphttp.yaml --config "$dir/common.yaml") ;;
+	esac
+	local otlp_endpoint=127.0.0.1:$((port + 5))
+	[[ $pipe != otlphttp ]] || otlp_endpoint=http://127.0.0.1:$((port + 6))
 	[[ -z $extra_config ]] || configs+=(--config "$extra_config")
 	# shellcheck disable=SC2086 # extra_env is "K=V K=V"
 	(
 		[[ -z $unit_slack ]] || echo "$unit_slack" >/proc/self/timerslack_ns
 		exec env "${unit_env[@]}" ERNIC_HOST="$name" ERNIC_RUN_DIR="$dir/run" ERNIC_STATE_DIR="$dir/$name/state" \
 			ERNIC_MEMORY_LIMIT_MIB=4096 ERNIC_REMOTE_WRITE_URL="http://127.0.0.1:$((port + 4))/api/v1/write" \
+			ERNIC_OTLP_ENDPOINT="$otlp_endpoint" \
 			$extra_env "$bin" "${configs[@]}" >"$dir/$name/col.log" 2>&1
 	) &
 	echo $! >"$dir/$name.pids"
@@ -91,6 +110,8 @@ start() {
 	fi
 }
 
+echo "A: $a_pipe, $a_bin${A_ENV:+, $A_ENV}${A_CONFIG:+, $A_CONFIG}; B: $b_pipe, $b_bin${B_ENV:+, $B_ENV}${B_CONFIG:+, $B_CONFIG}; $size, ${duration} s after ${warmup} s"
+echo
 echo "| round | A CPU s/min | B CPU s/min | B / A | A faults/min | B faults/min | A RSS MiB | B RSS MiB |"
 echo "|---|---|---|---|---|---|---|---|"
 ratios=()
@@ -99,9 +120,9 @@ for ((r = 1; r <= rounds; r++)); do
 	((r % 2)) || first=B
 	for name in $first $([[ $first == A ]] && echo B || echo A); do
 		if [[ $name == A ]]; then
-			start A "$a_bin" "${A_ENV:-}" "${A_CONFIG:-}" "$port"
+			start A "$a_pipe" "$a_bin" "${A_ENV:-}" "${A_CONFIG:-}" "$port"
 		else
-			start B "$b_bin" "${B_ENV:-}" "${B_CONFIG:-}" $((port + 2))
+			start B "$b_pipe" "$b_bin" "${B_ENV:-}" "${B_CONFIG:-}" $((port + 2))
 		fi
 		[[ $name != "$first" ]] || sleep 2.5
 	done
@@ -113,6 +134,14 @@ for ((r = 1; r <= rounds; r++)); do
 	sleep "$duration"
 	ca=$(($(cpu_ns "$a") - ca)) cb=$(($(cpu_ns "$b") - cb)) fa=$(($(minflt "$a") - fa)) fb=$(($(minflt "$b") - fb))
 	ra=$(rss_kib "$a") rb=$(rss_kib "$b")
+	# A push collector that could not deliver would be measured retrying.
+	for name in A B; do
+		if grep -q 'Exporting failed' "$dir/$name/col.log"; then
+			echo "bench-pair: collector $name failed to export:" >&2
+			grep -m 3 'Exporting failed' "$dir/$name/col.log" >&2
+			exit 1
+		fi
+	done
 	kill "${a_pids[@]}" "${b_pids[@]}" 2>/dev/null || true
 	wait "$a" "$b" 2>/dev/null || true
 	rm -rf "$dir/A" "$dir/B"
