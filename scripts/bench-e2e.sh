@@ -78,21 +78,11 @@ fi
 # collector (its Environment= lines: GOMAXPROCS=1, GOMEMLIMIT; and its
 # TimerSlackNSec=), for the measured collector and the idle one; UNIT_ENV=0
 # runs without them.
-unit_env=()
+# shellcheck source=scripts/bench-lib.sh
+. scripts/bench-lib.sh
+[[ ${UNIT_ENV:-1} == 0 ]] || load_unit_env
 accept=(-H 'Accept-Encoding: gzip')
 [[ ${GZIP:-1} != 0 ]] || accept=()
-unit_slack=
-if [[ ${UNIT_ENV:-1} != 0 ]]; then
-	mapfile -t unit_env < <(sed -n 's/^Environment=//p' deploy/otelcol-ernic.service)
-	unit_slack=$(sed -n 's/^TimerSlackNSec=//p' deploy/otelcol-ernic.service)
-fi
-# as_unit COMMAND...: execs COMMAND with the unit's Environment= and TimerSlackNSec= (the
-# timer slack a process' threads inherit), as systemd gives it; run it in a
-# subshell, ( as_unit ... ) &, so that $! is the command's PID.
-as_unit() {
-	[[ -z $unit_slack ]] || echo "$unit_slack" >/proc/self/timerslack_ns
-	exec env "${unit_env[@]}" "$@"
-}
 # Whatever way the script ends, nothing it started stays behind (a
 # Prometheus left over on the backend's port once took the next runs'
 # data).
@@ -113,18 +103,6 @@ legacy() {
 	esac
 }
 
-# cpu_ns PID: the nanoseconds the process's threads ran, from their
-# schedstat (the scheduler's clock). The clock ticks of /proc/PID/stat are
-# sampled at each timer tick: a process that wakes briefly, as the
-# collector does between scrapes, is charged whole ticks or none depending
-# on how its wakeups fall against the tick, which swung the same binary's
-# figure by 2-4x from run to run at 16x64. Go does not end its threads, so
-# the sum over the live ones is the process's.
-cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
-rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
-# anon_kib: the anonymous part of RSS (the rest is mapped files: the
-# binary, and for the push pipelines bbolt's mapped queue file).
-anon_kib() { awk '/^RssAnon:/ { print $2 }' "/proc/$1/status"; }
 # listening PORT: whether something listens on 127.0.0.1:PORT.
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -193,18 +171,18 @@ run() {
 		sleep 7
 	fi
 	{
-		printf 'receivers:\n  ernic:\n    collection_interval: 5s\n    max_qps_per_instance: 0\n'
+		scrape_yaml
 		telemetry "$tport"
 	} >"$dir/common.yaml"
 	local configs=(--config "$dir/common.yaml") env=(ERNIC_RUN_DIR="$dir/run" ERNIC_MEMORY_LIMIT_MIB="${MEMORY_LIMIT_MIB:-4096}" ERNIC_STATE_DIR="$dir/state")
 	case $pipe in
 	pull)
-		printf 'exporters:\n  prometheus_text:\n    endpoint: 127.0.0.1:%d\nextensions:\n  health_check:\n    endpoint: 127.0.0.1:%d\n' "$port" $((port + 1)) >"$dir/pipe.yaml"
+		pull_yaml "$port" >"$dir/pipe.yaml"
 		configs=(--config config/local.yaml "${configs[@]}" --config "$dir/pipe.yaml")
 		;;
 	prw)
 		mkdir -p "$dir/prom"
-		printf 'global:\n  scrape_interval: 1h\nscrape_configs: []\n' >"$dir/prom.yml"
+		prometheus_yaml >"$dir/prom.yml"
 		start_backend $((port + 3)) "$dir/prom.log" "$prometheus" --config.file="$dir/prom.yml" --storage.tsdb.path="$dir/prom" \
 			--web.listen-address=127.0.0.1:$((port + 3)) --web.enable-remote-write-receiver || return 1
 		configs=(--config config/prometheus-remote-write.yaml "${configs[@]}")
@@ -213,10 +191,10 @@ run() {
 	otlp | otlphttp)
 		local proto=grpc endpoint=127.0.0.1:$((port + 3))
 		[[ $pipe == otlp ]] || proto=http
-		printf 'receivers:\n  otlp:\n    protocols:\n      %s:\n        endpoint: %s\nexporters:\n  debug:\n    verbosity: basic\nservice:\n  pipelines:\n    metrics:\n      receivers: [otlp]\n      exporters: [debug]\n  telemetry:\n    metrics:\n      level: none\n' "$proto" "$endpoint" >"$dir/second.yaml"
+		otlp_backend_yaml "$proto" "$endpoint" >"$dir/second.yaml"
 		start_backend $((port + 3)) "$dir/second.log" "$otelcol" --config "$dir/second.yaml" || return 1
 		if [[ $pipe == otlp ]]; then
-			printf 'exporters:\n  otlp_durable:\n    tls:\n      insecure: true\n' >"$dir/pipe.yaml"
+			otlp_insecure_yaml >"$dir/pipe.yaml"
 			configs=(--config config/otlp.yaml "${configs[@]}" --config "$dir/pipe.yaml")
 		else
 			configs=(--config config/otlphttp.yaml "${configs[@]}")

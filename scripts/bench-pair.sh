@@ -53,30 +53,27 @@ for pipe in "$a_pipe" "$b_pipe"; do
 done
 pipes=" $a_pipe $b_pipe "
 
-mapfile -t unit_env < <(sed -n 's/^Environment=//p' deploy/otelcol-ernic.service)
-unit_slack=$(sed -n 's/^TimerSlackNSec=//p' deploy/otelcol-ernic.service)
+# shellcheck source=scripts/bench-lib.sh
+. scripts/bench-lib.sh
+load_unit_env
 dir=$(mktemp -d "${TMPDIR:-/tmp}/ernic-pair.XXXXXX")
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT
 
 "$sim" -run-dir "$dir/run" -instances "${size%x*}" -qps "${size#*x}" -writes 6 >/dev/null 2>&1 &
 if [[ $pipes == *" prw "* ]]; then
 	mkdir "$dir/prom"
-	printf 'global:\n  scrape_interval: 1h\nscrape_configs: []\n' >"$dir/prom.yml"
+	prometheus_yaml >"$dir/prom.yml"
 	"$prometheus" --config.file="$dir/prom.yml" --storage.tsdb.path="$dir/prom" \
 		--web.listen-address="127.0.0.1:$((port + 4))" --web.enable-remote-write-receiver >"$dir/prom.log" 2>&1 &
 fi
 if [[ $pipes == *" otlp"* ]]; then
-	printf 'receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:%d\n      http:\n        endpoint: 127.0.0.1:%d\nexporters:\n  debug:\n    verbosity: basic\nservice:\n  pipelines:\n    metrics:\n      receivers: [otlp]\n      exporters: [debug]\n  telemetry:\n    metrics:\n      level: none\n' \
-		$((port + 5)) $((port + 6)) >"$dir/second.yaml"
+	otlp_backend_yaml grpc 127.0.0.1:$((port + 5)) http 127.0.0.1:$((port + 6)) >"$dir/second.yaml"
 	"$otelcol" --config "$dir/second.yaml" >"$dir/second.log" 2>&1 &
-	printf 'exporters:\n  otlp_durable:\n    tls:\n      insecure: true\n' >"$dir/otlp-insecure.yaml"
+	otlp_insecure_yaml >"$dir/otlp-insecure.yaml"
 fi
 sleep 7
-printf 'receivers:\n  ernic:\n    collection_interval: 5s\n    max_qps_per_instance: 0\n' >"$dir/common.yaml"
+scrape_yaml >"$dir/common.yaml"
 
-cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
-minflt() { awk '{ print $10 }' "/proc/$1/stat"; }
-rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 
 # start NAME PIPELINE BIN ENV CONFIG PORT: starts a collector (and its GETs
 # for pull); writes its PID and, for pull, the GET loop's to $dir/NAME.pids.
@@ -85,7 +82,7 @@ start() {
 	mkdir -p "$dir/$name"
 	case $pipe in
 	pull)
-		printf 'exporters:\n  prometheus_text:\n    endpoint: 127.0.0.1:%d\nextensions:\n  health_check:\n    endpoint: 127.0.0.1:%d\n' "$p" $((p + 1)) >"$dir/$name/pipe.yaml"
+		pull_yaml "$p" >"$dir/$name/pipe.yaml"
 		configs=(--config config/local.yaml --config "$dir/common.yaml" --config "$dir/$name/pipe.yaml")
 		;;
 	prw) configs=(--config config/prometheus-remote-write.yaml --config "$dir/common.yaml") ;;
@@ -97,8 +94,7 @@ start() {
 	[[ -z $extra_config ]] || configs+=(--config "$extra_config")
 	# shellcheck disable=SC2086 # extra_env is "K=V K=V"
 	(
-		[[ -z $unit_slack ]] || echo "$unit_slack" >/proc/self/timerslack_ns
-		exec env "${unit_env[@]}" ERNIC_HOST="$name" ERNIC_RUN_DIR="$dir/run" ERNIC_STATE_DIR="$dir/$name/state" \
+		as_unit ERNIC_HOST="$name" ERNIC_RUN_DIR="$dir/run" ERNIC_STATE_DIR="$dir/$name/state" \
 			ERNIC_MEMORY_LIMIT_MIB=4096 ERNIC_REMOTE_WRITE_URL="http://127.0.0.1:$((port + 4))/api/v1/write" \
 			ERNIC_OTLP_ENDPOINT="$otlp_endpoint" \
 			$extra_env "$bin" "${configs[@]}" >"$dir/$name/col.log" 2>&1
