@@ -25,7 +25,7 @@ RECEIVER := receiver/ernicreceiver
 # of the root module (the exporters) and of the receiver's module, and the
 # components' non-test sources.
 OTELCOL_INPUTS := builder-config.yaml go.mod go.sum $(RECEIVER)/go.mod $(RECEIVER)/go.sum \
-	$(shell find receiver exporter -type f \( -name '*.go' -o -name '*.yaml' \) ! -name '*_test.go' 2>/dev/null)
+	$(shell find receiver exporter extension -type f \( -name '*.go' -o -name '*.yaml' \) ! -name '*_test.go' 2>/dev/null)
 
 .PHONY: all generate check-generate ocb otelcol sim run test test-deps unit-test fuzz e2e-test lint clean
 
@@ -39,6 +39,7 @@ generate:
 	cd exporter/prometheustextexporter && $(GO) generate ./...
 	cd exporter/otlpdurableexporter && $(GO) generate ./...
 	cd exporter/otlphttpdurableexporter && $(GO) generate ./...
+	cd extension/queuestorageextension && $(GO) generate ./...
 
 # check-generate: regenerate and fail if receiver/ernicreceiver changed, i.e.
 # the committed generated code is not current.

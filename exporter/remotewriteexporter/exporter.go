@@ -106,11 +106,10 @@ func (e *remoteWrite) newQueue(ctx context.Context, q configoptional.Optional[ex
 }
 
 // Start creates the HTTP client and starts the queue. A persistent queue
-// whose storage cannot be opened (a damaged file that file_storage's
-// recreate does not catch, e.g. "invalid database") does not keep the
-// collector from starting: the exporter logs it and sends through an
-// in-memory queue of the same bound, without persistence, until the file
-// is moved aside and the collector restarted.
+// whose storage cannot be opened does not keep the collector from
+// starting: the exporter logs it and sends through an in-memory queue of
+// the same bound, without persistence, until the cause is mended. (A
+// damaged file does not get here: queue_storage sets it aside at start.)
 func (e *remoteWrite) Start(ctx context.Context, host component.Host) error {
 	client, err := e.cfg.ClientConfig.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
 	if err != nil {
@@ -122,7 +121,7 @@ func (e *remoteWrite) Start(ctx context.Context, host component.Host) error {
 		return err
 	}
 	q := *e.cfg.QueueConfig.Get()
-	e.set.Logger.Error("remote_write: the persistent queue cannot be opened; sending through an in-memory queue of the same bound, which a restart loses. Move the damaged file in the storage's directory aside and restart to keep the queue on disk again",
+	e.set.Logger.Error("remote_write: the persistent queue cannot be opened; sending through an in-memory queue of the same bound, which a restart loses. Mend the cause (e.g. the storage's directory is not writable) and restart to keep the queue on disk again",
 		zap.String("storage", q.StorageID.String()), zap.Error(err))
 	_ = e.inner.Shutdown(ctx)
 	q.StorageID = nil

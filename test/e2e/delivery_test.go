@@ -241,7 +241,7 @@ func TestRemoteWriteBufferBound(t *testing.T) {
 // during an outage. The collector reports it, keeps running, and delivers
 // again by itself once space is back; a restart (kill -9) on the same
 // directory starts and delivers; a damaged queue file is set aside and the
-// collector starts all the same (on an in-memory queue, and says so).
+// collector starts all the same, on a fresh queue file, and says so.
 func TestRemoteWriteFullDisk(t *testing.T) {
 	t.Parallel()
 	r := newRemoteWrite(t, sim.Options{Instances: 3, QPs: 4, Interval: 500 * time.Millisecond, LIF: true, Seed: 23})
@@ -301,8 +301,11 @@ func TestRemoteWriteFullDisk(t *testing.T) {
 	default:
 	}
 	r.waitFresh(ctx, 30*time.Second, sel, "delivery after a damaged queue file")
-	if !strings.Contains(c.Log.String(), "the persistent queue cannot be opened") {
-		t.Errorf("the collector did not say that it could not open the damaged queue file")
+	if !strings.Contains(c.Log.String(), "a queue file cannot be read; set aside") {
+		t.Errorf("the collector did not say that it set the damaged queue file aside")
+	}
+	if strings.Contains(c.Log.String(), "in-memory queue") {
+		t.Errorf("the collector fell back to an in-memory queue on a damaged file")
 	}
 }
 

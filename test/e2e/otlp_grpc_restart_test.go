@@ -66,10 +66,11 @@ func (e *grpcEndpoint) between(from, to time.Time) []time.Time {
 }
 
 // TestOTLPGRPCKilledDuringOutage: config/otlp.yaml (otlp_durable, the
-// persistent queue) sends to an OTLP/gRPC server that goes down; the
-// collector is killed (SIGKILL) during the outage and started again on the
-// same state directory. The scrapes queued before the kill reach the server
-// once it is back, sent by the second process.
+// persistent queue) starts on a damaged queue file, which is set aside,
+// and sends to an OTLP/gRPC server that goes down; the collector is killed
+// (SIGKILL) during the outage and started again on the same state
+// directory. The scrapes queued before the kill reach the server once it
+// is back, sent by the second process: the fresh queue is on disk.
 func TestOTLPGRPCKilledDuringOutage(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -87,13 +88,18 @@ func TestOTLPGRPCKilledDuringOutage(t *testing.T) {
 	override := fastQueueOverride(t, "otlp_durable", 200*time.Millisecond, "    tls:\n      insecure: true\n")
 	env := []string{"ERNIC_RUN_DIR=" + runDir, "ERNIC_OTLP_ENDPOINT=" + ln.Addr().String(), "ERNIC_STATE_DIR=" + state}
 	config := filepath.Join(harness.RepoRoot(t), "config", "otlp.yaml")
-	first := runCollector(t, env, config, override)
+	damaged := damageQueue(t, state, "otlp_durable")
+	log := &harness.LockedBuffer{}
+	started := time.Now()
+	first := runCollectorLog(t, env, log, config, override)
 	eventually(t, waitTimeout, "first delivery", func() []string {
 		if len(e.between(time.Time{}, time.Now().Add(time.Hour))) == 0 {
 			return []string{"nothing accepted yet"}
 		}
 		return nil
 	})
+	t.Logf("first batch delivered %v after the start on a damaged queue file", time.Since(started).Round(10*time.Millisecond))
+	checkSetAside(t, damaged, log.String())
 
 	e.setDown(true)
 	down := time.Now()

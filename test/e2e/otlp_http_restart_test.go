@@ -42,7 +42,9 @@ func TestOTLPHTTPKilledDuringOutage(t *testing.T) {
 	override := fastQueueOverride(t, "otlp_http_durable", 200*time.Millisecond, "")
 	env := []string{"ERNIC_RUN_DIR=" + runDir, "ERNIC_OTLP_ENDPOINT=" + p.URL("/api/v1/otlp"), "ERNIC_STATE_DIR=" + state}
 	config := filepath.Join(root, "config", "otlphttp.yaml")
+	damaged := damageQueue(t, state, "otlp_http_durable")
 	log := &harness.LockedBuffer{}
+	started := time.Now()
 	first := runCollectorLog(t, env, log, config, override)
 	const selector = `ernic_instances{job="ernic"}`
 	eventually(t, waitTimeout, "first delivery", func() []string {
@@ -51,6 +53,8 @@ func TestOTLPHTTPKilledDuringOutage(t *testing.T) {
 		}
 		return nil
 	})
+	t.Logf("first batch in Prometheus %v after the start on a damaged queue file", time.Since(started).Round(10*time.Millisecond))
+	checkSetAside(t, damaged, log.String())
 	time.Sleep(3 * time.Second)
 
 	p.Stop()

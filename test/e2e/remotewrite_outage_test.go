@@ -107,7 +107,8 @@ func gaps(samples []model.SamplePair, interval time.Duration) []seriesGap {
 	return out
 }
 
-// TestRemoteWriteOutage: Prometheus is down for over a minute; during the
+// TestRemoteWriteOutage: the collector starts on a damaged queue file,
+// which it sets aside. Prometheus is down for over a minute; during the
 // outage the collector is killed (SIGKILL) and started again on the same
 // state directory; then Prometheus comes back on the same TSDB. Once the
 // queue has drained, every series has a sample for every scrape
@@ -115,7 +116,10 @@ func gaps(samples []model.SamplePair, interval time.Duration) []seriesGap {
 // restarting.
 func TestRemoteWriteOutage(t *testing.T) {
 	t.Parallel()
-	r, c := startRemoteWrite(t, sim.Options{Instances: 3, QPs: 2, Interval: 500 * time.Millisecond, LIF: true, Seed: 13})
+	r := newRemoteWrite(t, sim.Options{Instances: 3, QPs: 2, Interval: 500 * time.Millisecond, LIF: true, Seed: 13})
+	damaged := damageQueue(t, r.stateDir, "remote_write")
+	started := time.Now()
+	c := r.startCollector()
 	ctx := context.Background()
 
 	var qp string
@@ -127,6 +131,8 @@ func TestRemoteWriteOutage(t *testing.T) {
 		qp = string(v[0].Metric["qp"])
 		return nil
 	})
+	t.Logf("QP series in Prometheus %v after the start on a damaged queue file", time.Since(started).Round(10*time.Millisecond))
+	checkSetAside(t, damaged, c.Log.String())
 	time.Sleep(6 * rwInterval)
 
 	// The outage: 65s without Prometheus, the collector killed after 25s.
