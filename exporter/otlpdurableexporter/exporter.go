@@ -61,6 +61,7 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (expor
 	}
 	return otlpqueue.NewMetrics(ctx, set, otlpqueue.Settings{
 		Name:        metadata.Type.String(),
+		Endpoint:    cfg.Endpoint,
 		Compression: compression,
 		MergeWindow: cfg.MergeWindow,
 		Queue:       cfg.QueueConfig,

@@ -90,8 +90,19 @@ func TestRetryableAndPermanentStatuses(t *testing.T) {
 	waitFor(t, "batch 5", func() bool { return len(srv.accepted()) == 3 })
 	require.Equal(t, []string{"1", "3", "5"}, ids(srv.accepted()))
 	require.Equal(t, 8+1, srv.requests())
-	waitFor(t, "the drops logged", func() bool { return logs.FilterMessageSnippet("Exporting failed. Dropping data.").Len() == 2 })
-	assert.Contains(t, logs.FilterMessageSnippet("Exporting failed. Dropping data.").All()[0].ContextMap()["error"], "400 Bad Request: test says no")
+	// Each cause once a minute, with the totals; exporterhelper's own line
+	// once a minute whatever the cause.
+	waitFor(t, "the drops logged", func() bool { return logs.FilterMessageSnippet("request rejected by the endpoint").Len() == 2 })
+	rej := logs.FilterMessageSnippet("request rejected by the endpoint").All()
+	assert.Equal(t, "http 400", rej[0].ContextMap()["cause"])
+	assert.Contains(t, rej[0].ContextMap()["error"], "400 Bad Request: test says no")
+	assert.Equal(t, "http 404", rej[1].ContextMap()["cause"])
+	assert.Equal(t, int64(2), rej[1].ContextMap()["rejected_requests_total"])
+	assert.Equal(t, 1, logs.FilterMessageSnippet("Exporting failed. Dropping data.").Len())
+	retries := logs.FilterMessageSnippet("failed; the batch waits in the queue").All()
+	require.Len(t, retries, 4, "503, 502, 504 and 429: one line per cause")
+	assert.Equal(t, "http 503", retries[0].ContextMap()["cause"])
+	assert.Equal(t, 1, logs.FilterMessageSnippet("delivers again").Len())
 }
 
 // The answer to a failed request is classified by its status and

@@ -71,6 +71,7 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (expor
 	}
 	return otlpqueue.NewMetrics(ctx, set, otlpqueue.Settings{
 		Name:        metadata.Type.String(),
+		Endpoint:    e.shownURL,
 		Compression: compression,
 		MergeWindow: cfg.MergeWindow,
 		Queue:       cfg.QueueConfig,
@@ -191,6 +192,7 @@ func classify(resp *http.Response, answer []byte, url string) error {
 	if msg != "" {
 		err = fmt.Errorf("%w: %s", err, msg)
 	}
+	err = &statusError{status: resp.StatusCode, err: err}
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		if d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
@@ -202,6 +204,17 @@ func classify(resp *http.Response, answer []byte, url string) error {
 	}
 	return consumererror.NewPermanent(err)
 }
+
+// statusError is an answer's error: its status is its cause in the
+// delivery logs (deliveryreport.Cause).
+type statusError struct {
+	status int
+	err    error
+}
+
+func (e *statusError) Error() string   { return e.err.Error() }
+func (e *statusError) Unwrap() error   { return e.err }
+func (e *statusError) HTTPStatus() int { return e.status }
 
 // maxRetryAfter bounds the delay a Retry-After asks for.
 const maxRetryAfter = 24 * time.Hour

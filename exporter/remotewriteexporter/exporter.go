@@ -23,6 +23,8 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/deliveryreport"
 )
 
 // remoteWrite is the exporter: a producer side (ConsumeMetrics: translate,
@@ -35,7 +37,7 @@ type remoteWrite struct {
 	inner     exporter.Metrics
 	client    *http.Client
 	userAgent string
-	report    *report
+	report    *deliveryreport.Report
 
 	// sizer and capacity of the sending queue (capacity 0: no queue).
 	sizer    exporterhelper.RequestSizerType
@@ -70,7 +72,7 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (*remo
 		set:       set,
 		tr:        newTranslator(cfg),
 		userAgent: fmt.Sprintf("%s/%s", set.BuildInfo.Command, set.BuildInfo.Version),
-		report:    newReport(set.Logger, cfg.Endpoint),
+		report:    deliveryreport.New(set.Logger, "Remote write", cfg.Endpoint),
 		drop:      make(chan chan int64),
 		moved:     &movedBatches{},
 		stop:      make(chan struct{}),
@@ -90,7 +92,11 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (*remo
 
 // newQueue builds the exporterhelper around push with queue q.
 func (e *remoteWrite) newQueue(ctx context.Context, q configoptional.Optional[exporterhelper.QueueBatchConfig]) (exporter.Metrics, error) {
-	return xexporterhelper.NewMetricsRequest(ctx, e.set, e.convert, e.push,
+	// exporterhelper's lines (a refused batch, a retry) once a minute per
+	// message: e.report sums them up.
+	set := e.set
+	set.Logger = deliveryreport.Sampled(set.Logger)
+	return xexporterhelper.NewMetricsRequest(ctx, set, e.convert, e.push,
 		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
 		// The client's timeout bounds each request; push retries itself.
 		exporterhelper.WithTimeout(exporterhelper.TimeoutConfig{}),
@@ -169,7 +175,7 @@ func (e *remoteWrite) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) er
 	}
 	req, err := e.tr.translate(md)
 	if err != nil {
-		e.report.untranslated(err)
+		e.report.Untranslated(err)
 	}
 	if len(req.payloads) == 0 {
 		return nil
@@ -288,13 +294,13 @@ func (e *remoteWrite) deliver(ctx context.Context, req *request) error {
 		if err == nil {
 			e.failing.Store(false)
 			e.finish(req)
-			e.report.settled(e.backlog())
+			e.report.Settled(e.backlog())
 			return nil
 		}
 		e.failing.Store(true)
 		retry := e.cfg.BackOffConfig
 		if !retry.Enabled {
-			e.report.failed(err, 0, e.backlog())
+			e.report.Failed(sendCause(err), err, 0, e.backlog())
 			e.finish(req)
 			return consumererror.NewPermanent(err)
 		}
@@ -308,11 +314,11 @@ func (e *remoteWrite) deliver(ctx context.Context, req *request) error {
 		}
 		wait := bo.NextBackOff()
 		if retry.MaxElapsedTime > 0 && time.Since(first)+wait > retry.MaxElapsedTime {
-			e.report.dropped(req, "retried for max_elapsed_time", e.backlog())
+			e.report.Dropped("retried for max_elapsed_time", req.ItemsCount(), req.bytes, e.backlog())
 			e.finish(req)
 			return nil
 		}
-		e.report.failed(err, wait, e.backlog())
+		e.report.Failed(sendCause(err), err, wait, e.backlog())
 		if stop := e.wait(ctx, req, wait); stop != nil {
 			if errors.Is(stop, errDropped) {
 				return nil
@@ -334,7 +340,7 @@ func (e *remoteWrite) wait(ctx context.Context, req *request, d time.Duration) e
 	case <-t.C:
 		return nil
 	case ack := <-e.drop:
-		e.report.dropped(req, "queue full", e.backlog())
+		e.report.Dropped("queue full", req.ItemsCount(), req.bytes, e.backlog())
 		e.finish(req)
 		ack <- req.size(e.sizer)
 		return errDropped
@@ -361,9 +367,9 @@ func (e *remoteWrite) sendFrom(ctx context.Context, req *request) error {
 		var se *sendError
 		switch {
 		case err == nil:
-			e.report.delivered(req.samples[req.next], e.backlog())
+			e.report.Delivered(req.samples[req.next], e.backlog())
 		case errors.As(err, &se) && se.rejected:
-			e.report.rejected(se, req.samples[req.next], e.backlog())
+			e.report.Rejected(se.cause, se.err, req.samples[req.next], e.backlog())
 		default:
 			return err
 		}
@@ -379,6 +385,14 @@ func (e *remoteWrite) finish(req *request) {
 }
 
 // backlog is what this process has queued and not finished, for the logs.
-func (e *remoteWrite) backlog() backlog {
-	return backlog{size: max(e.queued.Load(), 0), sizer: e.sizer, capacity: e.capacity}
+func (e *remoteWrite) backlog() deliveryreport.Backlog {
+	return deliveryreport.Backlog{Size: max(e.queued.Load(), 0), Sizer: e.sizer.String(), Capacity: e.capacity}
+}
+
+// sendCause is the cause post gave a failure, for the logs.
+func sendCause(err error) string {
+	if se, ok := err.(*sendError); ok { //nolint:errorlint // post returns it unwrapped
+		return se.cause
+	}
+	return deliveryreport.Cause(err)
 }

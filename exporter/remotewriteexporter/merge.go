@@ -12,7 +12,6 @@ import (
 	"github.com/golang/snappy"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.uber.org/zap"
 )
 
 // mergeMaxBytes bounds a merged queue item: about 4 MiB of compressed
@@ -83,7 +82,7 @@ func (e *remoteWrite) merge(ctx context.Context, md pmetric.Metrics) error {
 	skipped := e.tr.add(m.pending, md)
 	m.pending.spill = nil
 	if skipped > 0 {
-		e.report.untranslated(skippedError(skipped))
+		e.report.Untranslated(skippedError(skipped))
 	}
 	if !e.full(m.pending) {
 		return nil
@@ -92,8 +91,7 @@ func (e *remoteWrite) merge(ctx context.Context, md pmetric.Metrics) error {
 	if err != nil {
 		// The item holds the batches accepted before this one too: the
 		// caller counts only its own as refused.
-		e.set.Logger.Error("remote_write: merged batches not queued; their samples are lost",
-			zap.Int("samples", n), zap.Error(err))
+		e.report.NotQueued(err, n, e.backlog())
 		if spilled {
 			return nil
 		}
@@ -154,8 +152,7 @@ func (e *remoteWrite) spillLocked(ctx context.Context, st *batchState) {
 		err = e.enqueue(ctx, req)
 	}
 	if err != nil {
-		e.set.Logger.Error("remote_write: merged batches not queued; their samples are lost",
-			zap.Int("samples", req.ItemsCount()), zap.Error(err))
+		e.report.NotQueued(err, req.ItemsCount(), e.backlog())
 	}
 }
 
@@ -223,7 +220,6 @@ func (e *remoteWrite) flushAsync(st *batchState) {
 		return
 	}
 	if n, err := e.flushLocked(context.Background()); err != nil {
-		e.set.Logger.Error("remote_write: merged batches not queued; their samples are lost",
-			zap.Int("samples", n), zap.Error(err))
+		e.report.NotQueued(err, n, e.backlog())
 	}
 }

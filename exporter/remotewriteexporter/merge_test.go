@@ -261,7 +261,7 @@ func TestMergeSplitsABatchOverTheQueue(t *testing.T) {
 			defer ep.mu.Unlock()
 			assert.GreaterOrEqual(t, len(ep.got), 3, "items of at most half of %d %s", tc.size, tc.sizer)
 			tc.check(t, ep)
-			assert.Empty(t, logs.FilterMessage("remote_write: merged batches not queued; their samples are lost").All())
+			assert.Empty(t, logs.FilterMessage("Remote write: a new batch was not queued; its items are lost").All())
 		})
 	}
 }
@@ -300,9 +300,9 @@ func TestMergeSeriesLargerThanTheQueueIsLostAlone(t *testing.T) {
 	}
 	ep.mu.Unlock()
 	assert.Equal(t, []string{"0", "0", "2"}, series, "batch 0's series, then batch 1's first and last")
-	lost := logs.FilterMessage("remote_write: merged batches not queued; their samples are lost").All()
+	lost := logs.FilterMessage("Remote write: a new batch was not queued; its items are lost").All()
 	require.Len(t, lost, 1)
-	assert.Equal(t, int64(1), lost[0].ContextMap()["samples"])
+	assert.Equal(t, int64(1), lost[0].ContextMap()["items"])
 	assert.Contains(t, lost[0].ContextMap()["error"], "is more than sending_queue::queue_size 200 holds")
 }
 

@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/deliveryreport"
 )
 
 // Settings are what an exporter built on this package configures.
@@ -23,6 +25,8 @@ type Settings struct {
 	// Name is the exporter's type, what its errors and logs begin with
 	// ("otlp_durable").
 	Name string
+	// Endpoint is where it sends, as its logs show it (no password).
+	Endpoint string
 	// Compression is what requests are compressed with as they enter the
 	// queue: "" (none), Gzip, Zstd, or a compressor registered with gRPC
 	// (see Supported).
@@ -49,22 +53,48 @@ func NewMetrics(ctx context.Context, set exporter.Settings, s Settings, opts ...
 		return nil, fmt.Errorf("%s: no compressor %q", s.Name, s.Compression)
 	}
 	enc := encoder{name: s.Name, compression: s.Compression}
+	report := deliveryreport.New(set.Logger, s.Name, s.Endpoint)
+	b := &backlog{}
+	if s.Queue.HasValue() {
+		b.sizer, b.capacity = s.Queue.Get().Sizer, s.Queue.Get().QueueSize
+	}
 	push := func(ctx context.Context, req xexporterhelper.Request) error {
 		r, ok := req.(*Request)
 		if !ok {
 			return consumererror.NewPermanent(fmt.Errorf("%s: cannot send a %T", s.Name, req))
 		}
-		return s.Push(ctx, r)
+		err := s.Push(ctx, r)
+		switch {
+		case err == nil:
+			report.Delivered(r.Points, b.report())
+		case consumererror.IsPermanent(err):
+			report.Rejected(deliveryreport.Cause(err), err, r.Points, b.report())
+		default:
+			// exporterhelper retries it, after a wait it does not tell.
+			report.Failed(deliveryreport.Cause(err), err, 0, b.report())
+			return err
+		}
+		b.size.Add(-b.sizeOf(r))
+		report.Settled(b.report())
+		return err
 	}
 	opts = append([]exporterhelper.Option{
 		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
 		xexporterhelper.WithQueueBatch(s.Queue, xexporterhelper.QueueBatchSettings{Encoding: Encoding{}}),
 	}, opts...)
-	inner, err := xexporterhelper.NewMetricsRequest(ctx, set, enc.encode, push, opts...)
-	if err != nil || s.MergeWindow <= 0 {
-		return inner, err
+	// exporterhelper's lines (a refused batch, a retry) once a minute per
+	// message: report sums them up.
+	hset := set
+	hset.Logger = deliveryreport.Sampled(set.Logger)
+	inner, err := xexporterhelper.NewMetricsRequest(ctx, hset, enc.encode, push, opts...)
+	if err != nil {
+		return nil, err
 	}
-	m := &merging{Metrics: inner, set: set, name: s.Name, window: s.MergeWindow, compression: s.Compression}
+	c := &counting{Metrics: inner, backlog: b, report: report}
+	if s.MergeWindow <= 0 {
+		return c, nil
+	}
+	m := &merging{Metrics: c, set: set, name: s.Name, window: s.MergeWindow, compression: s.Compression, report: report, backlog: b}
 	if s.Queue.HasValue() {
 		m.sizer, m.capacity = s.Queue.Get().Sizer, s.Queue.Get().QueueSize
 	}
@@ -81,12 +111,15 @@ type encoder struct {
 // with the configured compression, once; a request merged by merging
 // comes ready in the context.
 func (e encoder) encode(ctx context.Context, md pmetric.Metrics) (xexporterhelper.Request, error) {
-	if r, ok := ctx.Value(preparedKey{}).(*Request); ok {
-		return r, nil
+	r, ok := ctx.Value(preparedKey{}).(*Request)
+	if !ok {
+		var err error
+		if r, err = Encode(md, e.compression); err != nil {
+			return nil, consumererror.NewPermanent(fmt.Errorf("%s: %w", e.name, err))
+		}
 	}
-	r, err := Encode(md, e.compression)
-	if err != nil {
-		return nil, consumererror.NewPermanent(fmt.Errorf("%s: %w", e.name, err))
+	if o, ok := ctx.Value(offeredKey{}).(*offered); ok {
+		o.req = r
 	}
 	return r, nil
 }

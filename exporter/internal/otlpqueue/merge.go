@@ -15,6 +15,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.uber.org/zap"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/deliveryreport"
 )
 
 // mergeMaxBytes bounds a merged request: 2 MB of protobuf before
@@ -53,6 +55,10 @@ type merging struct {
 	capacity int64
 	// compression is the configured compression's name ("": none).
 	compression string
+	// report logs a merged request that cannot be made; backlog is what
+	// it says is queued.
+	report  *deliveryreport.Report
+	backlog *backlog
 
 	// mu guards the fields below; it is held while a merged request is
 	// put in the queue, so that requests enter it in order.
@@ -149,14 +155,14 @@ func (m *merging) flushLocked(ctx context.Context) {
 	m.pending, m.points = nil, 0
 	m.last, m.lastRaw = s.largest, s.raw
 	body, err := s.close()
-	if err == nil {
-		req := &Request{Body: body, Compression: m.compression, Points: points}
-		err = m.Metrics.ConsumeMetrics(context.WithValue(ctx, preparedKey{}, req), pmetric.NewMetrics())
-	}
 	if err != nil {
-		m.set.Logger.Error(m.name+": merged batches not queued; their points are lost",
-			zap.Int("points", points), zap.Error(err))
+		m.report.NotQueued(err, points, m.backlog.report())
+		return
 	}
+	req := &Request{Body: body, Compression: m.compression, Points: points}
+	// The batches in it were accepted already: a refusal is reported by
+	// counting, and there is no caller to return it to.
+	_ = m.Metrics.ConsumeMetrics(context.WithValue(ctx, preparedKey{}, req), pmetric.NewMetrics())
 }
 
 // flushAsync is merge_window's timer for the merged request gen; nothing
