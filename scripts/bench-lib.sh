@@ -39,9 +39,9 @@ minflt() { awk '{ print $10 }' "/proc/$1/stat"; }
 # The config files. scrape_yaml: the receiver as measured (5 s scrapes,
 # every QP published).
 scrape_yaml() { printf 'receivers:\n  ernic:\n    collection_interval: 5s\n    max_qps_per_instance: 0\n'; }
-# pull_yaml PORT: the pull endpoint on PORT, health_check on PORT+1.
+# pull_yaml PORT: the pull endpoint on PORT, the health check on PORT+1.
 pull_yaml() {
-	printf 'exporters:\n  prometheus_text:\n    endpoint: 127.0.0.1:%d\nextensions:\n  health_check:\n    endpoint: 127.0.0.1:%d\n' "$1" $(($1 + 1))
+	printf 'exporters:\n  prometheus_text:\n    endpoint: 127.0.0.1:%d\nextensions:\n  healthcheckv2:\n    http:\n      endpoint: 127.0.0.1:%d\n' "$1" $(($1 + 1))
 }
 # prometheus_yaml: a Prometheus that scrapes nothing (a remote-write
 # receiver only).

@@ -63,6 +63,7 @@ if [[ -n $slack ]] && echo "$slack" 2>/dev/null >/proc/self/timerslack_ns; then
 fi
 echo "Run directory: $ERNIC_RUN_DIR"
 echo "Metrics: curl localhost:${ERNIC_EXPORTER_PORT:-9840}/metrics"
+echo "Health: curl '127.0.0.1:${ERNIC_HEALTH_PORT:-13133}/status?verbose'"
 # Not exec: the EXIT trap must stop the simulator after the collector exits.
 # In the background, so that a SIGINT or SIGTERM sent to this script alone is
 # forwarded to the collector at once (bash runs traps only between commands).

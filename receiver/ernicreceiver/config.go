@@ -39,6 +39,10 @@ const (
 	// DefaultMaxFileBytes bounds how much of one run-directory file is read:
 	// a stats file of 10 000 QPs with opcode lines is about 5 MiB.
 	DefaultMaxFileBytes = 64 << 20
+	// DefaultUnhealthyAfter is how long the run directory may give
+	// nothing to publish before the receiver reports a RecoverableError:
+	// long enough for rocm-ernic to start after the collector.
+	DefaultUnhealthyAfter = time.Minute
 )
 
 // Config is the configuration of the ernic receiver.
@@ -91,6 +95,13 @@ type Config struct {
 	// 0.54-0.60 KiB a series above an idle collector against 0.79-0.91
 	// and 0.75-1.05, docs/performance-memory.md).
 	GCAfterScrape bool `mapstructure:"gc_after_scrape"`
+	// UnhealthyAfter is how long the run directory may stay absent, not a
+	// directory, unreadable or without a readable instances.json, or
+	// every instance's stats file unreadable, before the receiver reports
+	// its component status as a RecoverableError (which the healthcheckv2
+	// extension turns into an unhealthy status); StatusOK follows when it
+	// recovers. 0 reports at the first such scrape. Default 1m.
+	UnhealthyAfter time.Duration `mapstructure:"unhealthy_after"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -120,6 +131,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxLabelLength < 16 {
 		errs = append(errs, fmt.Errorf(`"max_label_length" is %d: it must be at least 16 bytes (default %d)`, c.MaxLabelLength, DefaultMaxLabelLength))
+	}
+	if c.UnhealthyAfter < 0 {
+		errs = append(errs, fmt.Errorf(`"unhealthy_after" is %s: it must be 0 (report at once) or a positive duration (default %s)`, c.UnhealthyAfter, DefaultUnhealthyAfter))
 	}
 	return errors.Join(errs...)
 }

@@ -41,6 +41,7 @@ func TestConfigDefaults(t *testing.T) {
 	assert.Equal(t, int64(64<<20), cfg.MaxFileBytes)
 	assert.Equal(t, 128, cfg.MaxLabelLength)
 	assert.False(t, cfg.GCAfterScrape, "off by default: it collects the whole process's heap")
+	assert.Equal(t, time.Minute, cfg.UnhealthyAfter, "rocm-ernic may start a little after the collector")
 	assert.True(t, cfg.Metrics.ErnicCommands.Enabled)
 	assert.False(t, cfg.Metrics.ErnicQpWqesByOpcode.Enabled, "off by default: cardinality")
 	assert.True(t, cfg.Metrics.ErnicStatsAge.Enabled)
@@ -56,6 +57,7 @@ func TestConfigCustom(t *testing.T) {
 	assert.Equal(t, 0, cfg.MaxInstances)
 	assert.Equal(t, int64(1<<20), cfg.MaxFileBytes)
 	assert.True(t, cfg.GCAfterScrape)
+	assert.Equal(t, 15*time.Second, cfg.UnhealthyAfter)
 	assert.True(t, cfg.Metrics.ErnicQpWqesByOpcode.Enabled)
 	assert.False(t, cfg.Metrics.ErnicStatsAge.Enabled)
 }
@@ -70,6 +72,7 @@ func TestConfigInvalid(t *testing.T) {
 		`"max_instances" is -2: it must be 0 (no limit) or a positive number of instances`,
 		`"max_file_bytes" is 0: it must be a positive number of bytes`,
 		`"max_label_length" is 3: it must be at least 16 bytes (default 128)`,
+		`"unhealthy_after" is -5s: it must be 0 (report at once) or a positive duration (default 1m0s)`,
 	} {
 		assert.ErrorContains(t, err, want)
 	}

@@ -67,6 +67,8 @@ var configErrorCases = []configErrorCase{
 		key: `"max_file_bytes"`, fix: "it must be a positive number of bytes (default 67108864)"},
 	{name: "zero max_file_bytes", yaml: `max_file_bytes: 0`, stage: "validate",
 		key: `"max_file_bytes"`, fix: "it must be a positive number of bytes (default 67108864)"},
+	{name: "negative unhealthy_after", yaml: `unhealthy_after: -1m`, stage: "validate",
+		key: `"unhealthy_after" is -1m0s`, fix: "it must be 0 (report at once) or a positive duration (default 1m0s)"},
 	{name: "unknown key", yaml: `run_directory: /run/rocm-ernic`, stage: "unmarshal",
 		key: "run_directory", fix: ""},
 	{name: "unknown metric", yaml: "metrics:\n  ernic.no.such.metric:\n    enabled: true", stage: "unmarshal",

@@ -39,6 +39,7 @@ func createDefaultConfig() component.Config {
 		MaxInstances:         DefaultMaxInstances,
 		MaxFileBytes:         DefaultMaxFileBytes,
 		MaxLabelLength:       DefaultMaxLabelLength,
+		UnhealthyAfter:       DefaultUnhealthyAfter,
 	}
 }
 

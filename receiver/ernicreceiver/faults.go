@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/scraper/scrapererror"
-	"go.uber.org/zap"
 )
 
 // faultInterval is how often one persisting fault is reported again.
@@ -83,21 +82,3 @@ func onlyReported(err error) bool {
 	}
 	return errors.Is(err, errFaultsReported)
 }
-
-// expectedState logs, once each time it is entered, a state that is no
-// fault: the run directory absent (rocm-ernic stopped) or the manifest not
-// written yet (rocm-ernic starting).
-type expectedState struct {
-	msg string
-}
-
-// enter logs msg at Info unless it is the current state.
-func (e *expectedState) enter(logger *zap.Logger, msg, path string) {
-	if e.msg != msg {
-		e.msg = msg
-		logger.Info(msg, zap.String("path", path))
-	}
-}
-
-// leave ends the current state, so that entering it again logs again.
-func (e *expectedState) leave() { e.msg = "" }

@@ -77,20 +77,23 @@ func TestScrapeRunDirVanishesAndReturns(t *testing.T) {
 	md, err := s.scrape(context.Background())
 	require.NoError(t, err, "an expected state, logged once at Info (TestExpectedStatesNotErrors)")
 	values, stale := counts(md)
-	assert.Equal(t, 0, values)
-	assert.Equal(t, published, stale, "every series of the last scrape ends with a staleness marker")
+	assert.Equal(t, 1, values, "ernic.run_dir.readable only")
+	assert.Equal(t, int64(0), intVal(t, md, "ernic.run_dir.readable"))
+	assert.Equal(t, published-1, stale, "every other series of the last scrape ends with a staleness marker")
 
 	// Reported once per interval, not every scrape; the series stay ended.
 	now = now.Add(5 * time.Second)
 	md, err = s.scrape(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, 0, md.DataPointCount())
+	assert.Equal(t, 1, md.DataPointCount())
+	assert.Equal(t, int64(0), intVal(t, md, "ernic.run_dir.readable"))
 
 	require.NoError(t, os.Rename(backup, f.runDir))
 	now = now.Add(5 * time.Second)
 	md = scrapeOK(t, s)
 	assert.Equal(t, int64(3), intVal(t, md, "ernic.instances"))
 	assert.Equal(t, int64(211), intVal(t, md, "ernic.commands", "ernic.id", "2"))
+	assert.Equal(t, int64(1), intVal(t, md, "ernic.run_dir.readable"))
 }
 
 func TestScrapeManifestProblems(t *testing.T) {
@@ -124,7 +127,8 @@ func TestScrapeNoManifestYet(t *testing.T) {
 	s := newTestScraper(t, f.config(), &now)
 	md, err := s.scrape(context.Background())
 	require.NoError(t, err, "an expected state, logged once at Info (TestExpectedStatesNotErrors)")
-	assert.Equal(t, 0, md.DataPointCount(), "stats files without a manifest entry are not read")
+	assert.Equal(t, 1, md.DataPointCount(), "stats files without a manifest entry are not read: ernic.run_dir.readable only")
+	assert.Equal(t, int64(0), intVal(t, md, "ernic.run_dir.readable"))
 }
 
 func TestStartRejectsBadProcDir(t *testing.T) {

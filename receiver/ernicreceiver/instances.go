@@ -44,6 +44,7 @@ func (s *ernicScraper) recordInstances(ctx context.Context, publish func(pmetric
 	if err := ctx.Err(); cut == nil && err != nil {
 		cut = fmt.Errorf("scrape cut at its last instance: %w", err)
 	}
+	s.health.checkStats(len(insts))
 	vms := 0
 	for i := range m.Instances {
 		if vm := m.Instances[i].VM; vm != nil && vm.Attached {
@@ -56,6 +57,7 @@ func (s *ernicScraper) recordInstances(ctx context.Context, publish func(pmetric
 	s.mb.RecordErnicInstancesDataPoint(ts, int64(len(m.Instances)))
 	s.mb.RecordErnicInstancesUnpublishedDataPoint(ts, int64(held))
 	s.mb.RecordErnicVmsDataPoint(ts, int64(vms))
+	s.mb.RecordErnicRunDirReadableDataPoint(ts, 1)
 	rb := s.mb.NewResourceBuilder()
 	rb.SetHostName(s.hostName)
 	return s.mb.Emit(metadata.WithResource(rb.Emit())).ResourceMetrics(), cut

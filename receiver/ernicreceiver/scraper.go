@@ -39,11 +39,12 @@ type ernicScraper struct {
 	reader *rundir.Reader
 	procs  *procs.Table
 	faults *faultLimiter
-	// expected is the expected state (run directory absent, manifest not
-	// written) the last scrape was in, logged once when entered.
-	expected expectedState
-	stale    *staleness
-	now      func() time.Time
+	// health is the run directory's state: the expected states (run
+	// directory absent, manifest not written) logged once, and the
+	// component status reported when nothing can be published.
+	health *runDirHealth
+	stale  *staleness
+	now    func() time.Time
 
 	manifest  *rundir.Manifest // last manifest read whole
 	instances map[int64]*instanceState
@@ -73,6 +74,7 @@ func newScraper(cfg *Config, set receiver.Settings) *ernicScraper {
 		mb:           metadata.NewMetricsBuilder(cfg.MetricsBuilderConfig, set),
 		reader:       rundir.NewReader(cfg.MaxFileBytes),
 		faults:       newFaultLimiter(faultInterval),
+		health:       newRunDirHealth(set.Logger, cfg.UnhealthyAfter),
 		stale:        newStaleness(metadata.ScopeName, set.BuildInfo.Version),
 		now:          time.Now,
 		instances:    map[int64]*instanceState{},
@@ -90,8 +92,10 @@ func newScraper(cfg *Config, set receiver.Settings) *ernicScraper {
 }
 
 // start opens proc_dir; an unusable proc_dir stops the collector with a
-// clear error rather than reporting every instance as down.
-func (s *ernicScraper) start(context.Context, component.Host) error {
+// clear error rather than reporting every instance as down. It says which
+// run directory is read (a missing one is no error: rocm-ernic may start
+// later).
+func (s *ernicScraper) start(_ context.Context, host component.Host) error {
 	t, err := procs.New(s.cfg.ProcDir)
 	if err != nil {
 		return fmt.Errorf("ernic receiver: %w (set proc_dir to the host's proc filesystem)", err)
@@ -114,6 +118,7 @@ func (s *ernicScraper) start(context.Context, component.Host) error {
 		}
 		s.hostName = h
 	}
+	s.health.start(host, s.cfg.RunDir)
 	return nil
 }
 
@@ -145,6 +150,7 @@ func (s *ernicScraper) scrapeEach(ctx context.Context, emit func(pmetric.Metrics
 	ts := pcommon.NewTimestampFromTime(now)
 	errs := &scrapeErrors{s: s, now: now}
 	s.faults.prune(now)
+	s.health.begin()
 	s.stale.begin()
 	points := 0
 	publish := func(md pmetric.Metrics) {
@@ -165,6 +171,13 @@ func (s *ernicScraper) scrapeEach(ctx context.Context, emit func(pmetric.Metrics
 		cluster.MoveAndAppendTo(last.ResourceMetrics())
 	} else if err := ctx.Err(); err != nil {
 		cut = fmt.Errorf("scrape cut while reading the manifest: %w", err)
+	} else {
+		// Nothing else is published; the gauge says why the host is silent.
+		s.mb.Reset(metadata.WithStartTime(0))
+		s.mb.RecordErnicRunDirReadableDataPoint(ts, 0)
+		rb := s.mb.NewResourceBuilder()
+		rb.SetHostName(s.hostName)
+		s.mb.Emit(metadata.WithResource(rb.Emit())).ResourceMetrics().MoveAndAppendTo(last.ResourceMetrics())
 	}
 	if s.runDir != nil {
 		s.runDir.Close()
@@ -185,6 +198,9 @@ func (s *ernicScraper) scrapeEach(ctx context.Context, emit func(pmetric.Metrics
 	}
 	if cut != nil {
 		errs.errs = append(errs.errs, cut)
+	} else {
+		// A cut scrape (its timeout) says nothing of the run directory.
+		s.health.end(now)
 	}
 	s.failed = errs.failed
 	if len(errs.errs) == 0 {
@@ -220,7 +236,7 @@ func (s *ernicScraper) readManifest(ctx context.Context, errs *scrapeErrors) (*r
 		m, err = s.reader.ReadManifest(ctx, root)
 	}
 	if err == nil {
-		s.expected.leave()
+		s.health.leaveExpected()
 		if n := len(m.Problems); n > 0 {
 			// Keyed on the count and the first problem: a manifest
 			// that gets worse, or bad in another way, is reported at once.
@@ -234,13 +250,15 @@ func (s *ernicScraper) readManifest(ctx context.Context, errs *scrapeErrors) (*r
 		case s.runDir != nil:
 			// Expected states (rocm-ernic starting, or stopped): logged
 			// once at Info, not scrape errors.
-			s.expected.enter(s.logger, "Manifest not written yet: nothing to publish until the launcher writes it", path)
+			s.health.enterExpected(msgManifestAbsent, path)
 		case errors.Is(err, fs.ErrNotExist):
-			s.expected.enter(s.logger, "Run directory absent: nothing to publish until rocm-ernic creates it", s.cfg.RunDir)
+			s.health.enterExpected(msgRunDirAbsent, s.cfg.RunDir)
 		default:
 			// There, but not a directory that can be opened: a fault.
-			s.expected.leave()
-			errs.add("run-dir:"+err.Error(), 0, fmt.Errorf("run directory %s: %w; nothing to publish", s.cfg.RunDir, err))
+			s.health.leaveExpected()
+			err = fmt.Errorf("run directory %s: %w; nothing to publish", s.cfg.RunDir, err)
+			s.health.fail(err)
+			errs.add("run-dir:"+err.Error(), 0, err)
 		}
 		// The instances' state (owning process, start time, last
 		// snapshot) is kept: when the directory comes back with the same
@@ -248,10 +266,13 @@ func (s *ernicScraper) readManifest(ctx context.Context, errs *scrapeErrors) (*r
 		s.manifest = nil
 		return nil, false
 	}
-	s.expected.leave()
+	s.health.leaveExpected()
 	if s.manifest != nil {
 		errs.add("manifest:"+err.Error(), 1, fmt.Errorf("%w; using the last complete manifest", err))
 		return s.manifest, true
+	}
+	if ctx.Err() == nil {
+		s.health.fail(err)
 	}
 	errs.add("manifest:"+err.Error(), 1, err)
 	return nil, false
@@ -292,6 +313,7 @@ func (s *ernicScraper) readStats(ctx context.Context, inst *rundir.Instance, id 
 			key += ":" + err.Error() // another cause is another fault
 		}
 		errs.add(key, 1, fmt.Errorf("instance %s: %w; %s", id, err, what))
+		s.health.statsUnread(fmt.Errorf("instance %s: %w", id, err))
 	case st.fromPreviousProcess(stats, info.ModTime()):
 		// The new server process has not written yet: these counters
 		// belong to the previous one and its start time. Normal for the

@@ -154,11 +154,12 @@ func TestStalenessScope(t *testing.T) {
 			names[sm.Metrics().At(j).Name()] = true
 		}
 	}
-	assert.Len(t, names, 37-1, "every metric but the off-by-default one")
+	assert.Len(t, names, 38-1, "every metric but the off-by-default one")
 	values, stale := counts(md)
-	assert.Zero(t, values)
+	assert.Equal(t, 1, values, "ernic.run_dir.readable, 0")
+	assert.Equal(t, int64(0), intVal(t, md, "ernic.run_dir.readable"))
 	v, _ := counts(before)
-	assert.Equal(t, v, stale, "one marker for each series of the scrape before")
+	assert.Equal(t, v-1, stale, "one marker for each series of the scrape before but ernic.run_dir.readable")
 }
 
 func attrMapString(m pcommon.Map) string {

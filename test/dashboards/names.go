@@ -49,9 +49,11 @@ type metadataFile struct {
 }
 
 // clusterMetrics are the metrics the receiver records in its resource
-// without attributes (instances.go, recordInstances): the only ones with no
-// label at all. test/e2e's families table proves it on the served page.
-var clusterMetrics = map[string]bool{"ernic.instances": true, "ernic.instances.unpublished": true, "ernic.vms": true}
+// without attributes (instances.go, recordInstances; scraper.go for
+// ernic.run_dir.readable when the run directory cannot be read): the only
+// ones with no label at all. test/e2e's families table proves it on the
+// served page.
+var clusterMetrics = map[string]bool{"ernic.instances": true, "ernic.instances.unpublished": true, "ernic.vms": true, "ernic.run_dir.readable": true}
 
 // LoadNames reads the receiver's metadata.yaml at path and translates its
 // metric and attribute names with the OTLP → Prometheus translator the

@@ -119,6 +119,7 @@ func expected(insts []*instanceFixture, now time.Time) map[string][]sample {
 	add("ernic_instances", float64(len(insts)))
 	add("ernic_instances_unpublished", 0)
 	add("ernic_vms", float64(vms))
+	add("ernic_run_dir_readable", 1)
 	return want
 }
 

@@ -26,7 +26,8 @@ import (
 // The dashboard and the alerting rules of dashboards/ against what the
 // collector really writes: the simulator (traffic, a device reset, an FLR,
 // LIF errors, drops and ring errors, a killed and restarted server, a
-// stalled stats file, a lost connection), otelcol-ernic with
+// stalled stats file, a lost connection, a stopped collector and a run
+// directory moved away from it), otelcol-ernic with
 // config/prometheus-remote-write.yaml, and a real Prometheus (Debian's 2.42)
 // that evaluates the rules.
 //
@@ -143,13 +144,25 @@ func TestDashboardsAndAlerts(t *testing.T) {
 		t.Fatal("the collector did not stop within 15s of SIGTERM")
 	}
 	a.waitFiring("hostnodata")
-	a.ev["hostnodata"].how += "; ended by starting the collector again"
-	a.end("nodata", "starting the collector again", func() error {
-		a.ev["hostnodata"].ends = time.Now()
+	a.waitFiring("nodata")
+	// The collector comes back on a run directory that is not there
+	// (rocm-ernic stopped, or a wrong ERNIC_RUN_DIR): it publishes only
+	// ernic_run_dir_readable 0, so the no-data alerts go on and
+	// ErnicRunDirUnreadable names the cause. The simulator's writes fail
+	// meanwhile, as a server's would.
+	a.must(os.Rename(r.runDir, r.runDir+".away"))
+	a.provoke("rundir", alertKey{name: "ErnicRunDirUnreadable"}, "collector started again with its run directory moved away", func() error {
 		r.startCollector()
 		return nil
 	})
-	a.waitResolved("nodata", "hostnodata")
+	for _, name := range []string{"nodata", "hostnodata"} {
+		a.ev[name].how += "; ended by moving the run directory back under the restarted collector"
+	}
+	a.end("rundir", "moving the run directory back", func() error {
+		a.ev["nodata"].ends, a.ev["hostnodata"].ends = time.Now(), time.Now()
+		return os.Rename(r.runDir+".away", r.runDir)
+	})
+	a.waitResolved("rundir", "nodata", "hostnodata")
 	// A few collections after the restart, for the instant queries.
 	eventually(t, waitTimeout, "data again", func() []string {
 		if v, err := instant(`count(rate(ernic_stats_writes_total[6s]) > 0)`); err != nil || len(v) != 1 || v[0].Value != 3 {

@@ -125,9 +125,9 @@ func TestValidateConfigs(t *testing.T) {
 }
 
 // startCollector runs the collector with config/local.yaml plus the e2e
-// override file, and stops it when the test ends, printing its log if the
-// test failed.
-func startCollector(t *testing.T, runDir string, promPort, healthPort int) *harness.Process {
+// override file and then extra (more --config values), and stops it when
+// the test ends, printing its log if the test failed.
+func startCollector(t *testing.T, runDir string, promPort, healthPort int, extra ...string) *harness.Process {
 	t.Helper()
 	root := harness.RepoRoot(t)
 
@@ -139,14 +139,15 @@ func startCollector(t *testing.T, runDir string, promPort, healthPort int) *harn
   prometheus_text:
     endpoint: 127.0.0.1:${env:ERNIC_EXPORTER_PORT}
 extensions:
-  health_check:
-    endpoint: 127.0.0.1:%d
+  healthcheckv2:
+    http:
+      endpoint: 127.0.0.1:%d
 `, healthPort))
 
-	return harness.StartCollector(t, []string{
+	return harness.StartCollector(t, append([]string{
 		"--config", filepath.Join(root, "config", "local.yaml"),
 		"--config", override,
-	}, []string{
+	}, harness.ConfigArgs(extra...)...), []string{
 		"ERNIC_RUN_DIR=" + runDir,
 		"ERNIC_EXPORTER_PORT=" + strconv.Itoa(promPort),
 	}, nil, true)
@@ -211,15 +212,12 @@ func TestPrometheusContract(t *testing.T) {
 	t.Logf("all %d families of the metric contract present with their types, labels and fixture values: %s",
 		len(contract), strings.Join(names, ", "))
 
-	// The health_check extension answers on its loopback endpoint.
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/", healthPort))
-	if err != nil {
-		t.Errorf("health_check: %v", err)
-	} else {
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Errorf("health_check: %s, want 200 OK", resp.Status)
-		}
+	// The health check answers on its loopback endpoint, every component
+	// OK.
+	if h, err := getHealth(healthPort); err != nil {
+		t.Errorf("health check: %v", err)
+	} else if h.code != http.StatusOK || h.Status != "StatusOK" || h.receiver().Status != "StatusOK" {
+		t.Errorf("health check: %d %s, receiver %s, want 200 StatusOK for both\n%s", h.code, h.Status, h.receiver().Status, h.body)
 	}
 
 	// The collector listens on exactly the two loopback endpoints: no

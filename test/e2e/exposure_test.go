@@ -21,7 +21,7 @@ import (
 // TestExposure runs each shipped configuration as it is (only the variables
 // it requires set) and checks what it exposes: config/local.yaml listens on
 // 0.0.0.0 for the Prometheus endpoint, which serves /metrics and nothing
-// else, and on loopback for health_check; the push configurations listen
+// else, and on loopback for the health check; the push configurations listen
 // nowhere beyond loopback.
 func TestExposure(t *testing.T) {
 	root := harness.RepoRoot(t)

@@ -81,4 +81,7 @@ var beyondContract = []family{
 	{"ernic_instances_unpublished", gauge, nil},
 	// ernic.labels.truncated: attribute values cut to max_label_length.
 	{"ernic_labels_truncated", gauge, []string{"ernic_id", "role"}},
+	// ernic.run_dir.readable: whether the run directory and its manifest
+	// could be read, also when nothing else is published.
+	{"ernic_run_dir_readable", gauge, nil},
 }

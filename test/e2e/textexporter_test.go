@@ -44,8 +44,9 @@ func TestTextExporterMatchesContrib(t *testing.T) {
       enabled: true
     metric_expiration: 1m
 extensions:
-  health_check:
-    endpoint: 127.0.0.1:%d
+  healthcheckv2:
+    http:
+      endpoint: 127.0.0.1:%d
 service:
   pipelines:
     metrics:

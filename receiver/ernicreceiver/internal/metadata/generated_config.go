@@ -966,6 +966,26 @@ func (ms *ErnicRdmaBytesWriteMetricConfig) Unmarshal(parser *confmap.Conf) error
 	return nil
 }
 
+// ErnicRunDirReadableMetricConfig provides config for the ernic.run_dir.readable metric.
+type ErnicRunDirReadableMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *ErnicRunDirReadableMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // ErnicStatsAgeMetricConfig provides config for the ernic.stats.age metric.
 type ErnicStatsAgeMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -1147,6 +1167,7 @@ type MetricsConfig struct {
 	ErnicRdmaBytesReceived    ErnicRdmaBytesReceivedMetricConfig    `mapstructure:"ernic.rdma.bytes.received"`
 	ErnicRdmaBytesSent        ErnicRdmaBytesSentMetricConfig        `mapstructure:"ernic.rdma.bytes.sent"`
 	ErnicRdmaBytesWrite       ErnicRdmaBytesWriteMetricConfig       `mapstructure:"ernic.rdma.bytes.write"`
+	ErnicRunDirReadable       ErnicRunDirReadableMetricConfig       `mapstructure:"ernic.run_dir.readable"`
 	ErnicStatsAge             ErnicStatsAgeMetricConfig             `mapstructure:"ernic.stats.age"`
 	ErnicStatsWrites          ErnicStatsWritesMetricConfig          `mapstructure:"ernic.stats.writes"`
 	ErnicVMAttached           ErnicVMAttachedMetricConfig           `mapstructure:"ernic.vm.attached"`
@@ -1272,6 +1293,9 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled: true,
 		},
 		ErnicRdmaBytesWrite: ErnicRdmaBytesWriteMetricConfig{
+			Enabled: true,
+		},
+		ErnicRunDirReadable: ErnicRunDirReadableMetricConfig{
 			Enabled: true,
 		},
 		ErnicStatsAge: ErnicStatsAgeMetricConfig{

@@ -143,6 +143,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ErnicRdmaBytesWrite: ErnicRdmaBytesWriteMetricConfig{
 						Enabled: true,
 					},
+					ErnicRunDirReadable: ErnicRunDirReadableMetricConfig{
+						Enabled: true,
+					},
 					ErnicStatsAge: ErnicStatsAgeMetricConfig{
 						Enabled: true,
 					},
@@ -292,6 +295,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					ErnicRdmaBytesWrite: ErnicRdmaBytesWriteMetricConfig{
 						Enabled: false,
 					},
+					ErnicRunDirReadable: ErnicRunDirReadableMetricConfig{
+						Enabled: false,
+					},
 					ErnicStatsAge: ErnicStatsAgeMetricConfig{
 						Enabled: false,
 					},
@@ -324,7 +330,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ErnicCommandsMetricConfig{}, ErnicConnectionUpMetricConfig{}, ErnicFlrResetMetricConfig{}, ErnicInstanceUpMetricConfig{}, ErnicInstanceUptimeMetricConfig{}, ErnicInstancesMetricConfig{}, ErnicInstancesUnpublishedMetricConfig{}, ErnicInterruptsMetricConfig{}, ErnicIPBytesMetricConfig{}, ErnicIPBytesRxMetricConfig{}, ErnicIPBytesTxMetricConfig{}, ErnicLabelsTruncatedMetricConfig{}, ErnicLifCounterMetricConfig{}, ErnicMmioReadsMetricConfig{}, ErnicMmioWritesMetricConfig{}, ErnicQpBytesRdmaReadMetricConfig{}, ErnicQpBytesRdmaWriteMetricConfig{}, ErnicQpBytesReceivedMetricConfig{}, ErnicQpBytesSentMetricConfig{}, ErnicQpCountMetricConfig{}, ErnicQpCqesPostedMetricConfig{}, ErnicQpDoorbellRecvMetricConfig{}, ErnicQpDoorbellSendMetricConfig{}, ErnicQpUnpublishedMetricConfig{}, ErnicQpWqesByOpcodeMetricConfig{}, ErnicQpWqesProcessedMetricConfig{}, ErnicRdmaBytesMetricConfig{}, ErnicRdmaBytesReadMetricConfig{}, ErnicRdmaBytesReceivedMetricConfig{}, ErnicRdmaBytesSentMetricConfig{}, ErnicRdmaBytesWriteMetricConfig{}, ErnicStatsAgeMetricConfig{}, ErnicStatsWritesMetricConfig{}, ErnicVMAttachedMetricConfig{}, ErnicVMGpuPassthroughMetricConfig{}, ErnicVMUptimeMetricConfig{}, ErnicVmsMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(ErnicCommandsMetricConfig{}, ErnicConnectionUpMetricConfig{}, ErnicFlrResetMetricConfig{}, ErnicInstanceUpMetricConfig{}, ErnicInstanceUptimeMetricConfig{}, ErnicInstancesMetricConfig{}, ErnicInstancesUnpublishedMetricConfig{}, ErnicInterruptsMetricConfig{}, ErnicIPBytesMetricConfig{}, ErnicIPBytesRxMetricConfig{}, ErnicIPBytesTxMetricConfig{}, ErnicLabelsTruncatedMetricConfig{}, ErnicLifCounterMetricConfig{}, ErnicMmioReadsMetricConfig{}, ErnicMmioWritesMetricConfig{}, ErnicQpBytesRdmaReadMetricConfig{}, ErnicQpBytesRdmaWriteMetricConfig{}, ErnicQpBytesReceivedMetricConfig{}, ErnicQpBytesSentMetricConfig{}, ErnicQpCountMetricConfig{}, ErnicQpCqesPostedMetricConfig{}, ErnicQpDoorbellRecvMetricConfig{}, ErnicQpDoorbellSendMetricConfig{}, ErnicQpUnpublishedMetricConfig{}, ErnicQpWqesByOpcodeMetricConfig{}, ErnicQpWqesProcessedMetricConfig{}, ErnicRdmaBytesMetricConfig{}, ErnicRdmaBytesReadMetricConfig{}, ErnicRdmaBytesReceivedMetricConfig{}, ErnicRdmaBytesSentMetricConfig{}, ErnicRdmaBytesWriteMetricConfig{}, ErnicRunDirReadableMetricConfig{}, ErnicStatsAgeMetricConfig{}, ErnicStatsWritesMetricConfig{}, ErnicVMAttachedMetricConfig{}, ErnicVMGpuPassthroughMetricConfig{}, ErnicVMUptimeMetricConfig{}, ErnicVmsMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}

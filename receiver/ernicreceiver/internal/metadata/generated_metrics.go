@@ -125,6 +125,9 @@ var MetricsInfo = metricsInfo{
 	ErnicRdmaBytesWrite: metricInfo{
 		Name: "ernic.rdma.bytes.write",
 	},
+	ErnicRunDirReadable: metricInfo{
+		Name: "ernic.run_dir.readable",
+	},
 	ErnicStatsAge: metricInfo{
 		Name: "ernic.stats.age",
 	},
@@ -178,6 +181,7 @@ type metricsInfo struct {
 	ErnicRdmaBytesReceived    metricInfo
 	ErnicRdmaBytesSent        metricInfo
 	ErnicRdmaBytesWrite       metricInfo
+	ErnicRunDirReadable       metricInfo
 	ErnicStatsAge             metricInfo
 	ErnicStatsWrites          metricInfo
 	ErnicVMAttached           metricInfo
@@ -2258,6 +2262,56 @@ func newMetricErnicRdmaBytesWrite(cfg ErnicRdmaBytesWriteMetricConfig) metricErn
 	return m
 }
 
+type metricErnicRunDirReadable struct {
+	data     pmetric.Metric                  // data buffer for generated metric.
+	config   ErnicRunDirReadableMetricConfig // metric config provided by user.
+	capacity int                             // max observed number of data points added to the metric.
+}
+
+// init fills ernic.run_dir.readable metric with initial data.
+func (m *metricErnicRunDirReadable) init() {
+	m.data.SetName("ernic.run_dir.readable")
+	m.data.SetDescription("1 when the run directory and its `instances.json` were read this scrape (a torn manifest read that falls back to the last complete one counts), else 0 - the run directory is absent, not a directory or unreadable, or holds no readable `instances.json`. Published every scrape, in the resource of the cluster gauges, also when nothing else is, so that a host that publishes nothing says so.")
+	m.data.SetUnit("{status}")
+	m.data.SetEmptyGauge()
+}
+
+func (m *metricErnicRunDirReadable) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Gauge().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricErnicRunDirReadable) updateCapacity() {
+	if m.data.Gauge().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Gauge().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricErnicRunDirReadable) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricErnicRunDirReadable(cfg ErnicRunDirReadableMetricConfig) metricErnicRunDirReadable {
+	m := metricErnicRunDirReadable{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricErnicStatsAge struct {
 	data     pmetric.Metric            // data buffer for generated metric.
 	config   ErnicStatsAgeMetricConfig // metric config provided by user.
@@ -2640,6 +2694,7 @@ type MetricsBuilder struct {
 	metricErnicRdmaBytesReceived    metricErnicRdmaBytesReceived
 	metricErnicRdmaBytesSent        metricErnicRdmaBytesSent
 	metricErnicRdmaBytesWrite       metricErnicRdmaBytesWrite
+	metricErnicRunDirReadable       metricErnicRunDirReadable
 	metricErnicStatsAge             metricErnicStatsAge
 	metricErnicStatsWrites          metricErnicStatsWrites
 	metricErnicVMAttached           metricErnicVMAttached
@@ -2702,6 +2757,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricErnicRdmaBytesReceived:    newMetricErnicRdmaBytesReceived(mbc.Metrics.ErnicRdmaBytesReceived),
 		metricErnicRdmaBytesSent:        newMetricErnicRdmaBytesSent(mbc.Metrics.ErnicRdmaBytesSent),
 		metricErnicRdmaBytesWrite:       newMetricErnicRdmaBytesWrite(mbc.Metrics.ErnicRdmaBytesWrite),
+		metricErnicRunDirReadable:       newMetricErnicRunDirReadable(mbc.Metrics.ErnicRunDirReadable),
 		metricErnicStatsAge:             newMetricErnicStatsAge(mbc.Metrics.ErnicStatsAge),
 		metricErnicStatsWrites:          newMetricErnicStatsWrites(mbc.Metrics.ErnicStatsWrites),
 		metricErnicVMAttached:           newMetricErnicVMAttached(mbc.Metrics.ErnicVMAttached),
@@ -2829,6 +2885,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricErnicRdmaBytesReceived.emit(ils.Metrics())
 	mb.metricErnicRdmaBytesSent.emit(ils.Metrics())
 	mb.metricErnicRdmaBytesWrite.emit(ils.Metrics())
+	mb.metricErnicRunDirReadable.emit(ils.Metrics())
 	mb.metricErnicStatsAge.emit(ils.Metrics())
 	mb.metricErnicStatsWrites.emit(ils.Metrics())
 	mb.metricErnicVMAttached.emit(ils.Metrics())
@@ -3019,6 +3076,11 @@ func (mb *MetricsBuilder) RecordErnicRdmaBytesSentDataPoint(ts pcommon.Timestamp
 // RecordErnicRdmaBytesWriteDataPoint adds a data point to ernic.rdma.bytes.write metric.
 func (mb *MetricsBuilder) RecordErnicRdmaBytesWriteDataPoint(ts pcommon.Timestamp, val int64) {
 	mb.metricErnicRdmaBytesWrite.recordDataPoint(mb.startTime, ts, val)
+}
+
+// RecordErnicRunDirReadableDataPoint adds a data point to ernic.run_dir.readable metric.
+func (mb *MetricsBuilder) RecordErnicRunDirReadableDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricErnicRunDirReadable.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordErnicStatsAgeDataPoint adds a data point to ernic.stats.age metric.

@@ -219,6 +219,9 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordErnicRdmaBytesWriteDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordErnicRunDirReadableDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordErnicStatsAgeDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
@@ -1061,6 +1064,18 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.True(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
 					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
+				case "ernic.run_dir.readable":
+					assert.False(t, validatedMetrics["ernic.run_dir.readable"], "Found a duplicate in the metrics slice: ernic.run_dir.readable")
+					validatedMetrics["ernic.run_dir.readable"] = true
+					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
+					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
+					assert.Equal(t, "1 when the run directory and its `instances.json` were read this scrape (a torn manifest read that falls back to the last complete one counts), else 0 - the run directory is absent, not a directory or unreadable, or holds no readable `instances.json`. Published every scrape, in the resource of the cluster gauges, also when nothing else is, so that a host that publishes nothing says so.", mi.Description())
+					assert.Equal(t, "{status}", mi.Unit())
+					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
