@@ -25,9 +25,6 @@ const (
 	damagedSuffix = ".damaged"
 	// backupSuffix ends the name of a file file_storage's recreate set aside.
 	backupSuffix = ".backup"
-	// tempPrefix starts file_storage's compaction files, which are not
-	// queues (file_storage's cleanup_on_start removes them).
-	tempPrefix = "tempdb"
 	// lockWait bounds the wait for a file another process holds: such a
 	// file is in use, not damaged.
 	lockWait = time.Second
@@ -53,7 +50,7 @@ func (d setAsideDir) setAsideDamaged() {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !e.Type().IsRegular() || isSetAside(name) || strings.HasPrefix(name, tempPrefix) {
+		if !e.Type().IsRegular() || !isClientFile(name) || isSetAside(name) {
 			continue
 		}
 		path := filepath.Join(d.path, name)
@@ -106,6 +103,20 @@ func readable(path string) (err error) {
 	})
 }
 
+// clientPrefixes start the names file_storage gives its clients' files
+// (<kind>_<type>_<name>_<name>). Only such files are read, renamed or
+// deleted: the directory may hold files of others.
+var clientPrefixes = []string{"receiver_", "processor_", "exporter_", "extension_", "connector_"}
+
+func isClientFile(name string) bool {
+	for _, p := range clientPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
+
 func isSetAside(name string) bool {
 	return strings.HasSuffix(name, damagedSuffix) || strings.HasSuffix(name, backupSuffix)
 }
@@ -147,7 +158,7 @@ func (d setAsideDir) setAside() []setAsideFile {
 	}
 	var files []setAsideFile
 	for _, e := range entries {
-		if !e.Type().IsRegular() || !isSetAside(e.Name()) {
+		if !e.Type().IsRegular() || !isClientFile(e.Name()) || !isSetAside(e.Name()) {
 			continue
 		}
 		info, err := e.Info()

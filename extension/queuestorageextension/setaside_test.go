@@ -214,3 +214,18 @@ func TestConfigValidate(t *testing.T) {
 	cfg.SetAside = SetAsideConfig{MaxBytes: -1}
 	assert.ErrorContains(t, cfg.Validate(), "max_bytes")
 }
+
+// Files that are not file_storage's clients' are never read, renamed or
+// deleted, whatever they hold: the directory may be shared.
+func TestForeignFilesLeftAlone(t *testing.T) {
+	dir := t.TempDir()
+	foreign := []string{"notes.txt", "tempdb123", "lintian.cache.damaged", "other.backup"}
+	for _, n := range foreign {
+		garbage(t, filepath.Join(dir, n), 1000)
+	}
+	q, _ := start(t, dir, SetAsideConfig{})
+	require.NoError(t, q.Shutdown(context.Background()))
+	for _, n := range foreign {
+		assert.FileExists(t, filepath.Join(dir, n))
+	}
+}
