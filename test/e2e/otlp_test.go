@@ -274,7 +274,7 @@ service:
 		// resource/host; the cluster gauges': the host only.
 		host := []string{"host.name", "service.instance.id", "service.name"}
 		switch name {
-		case "ernic.instances", "ernic.instances.unpublished", "ernic.vms":
+		case "ernic.instances", "ernic.instances.unpublished", "ernic.vms", "ernic.run_dir.readable":
 			if !slices.Equal(keys, host) {
 				t.Errorf("%s: resource attributes %v, want %v (the cluster's resource: the host)", name, keys, host)
 			}
