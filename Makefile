@@ -52,13 +52,28 @@ $(BUILDER):
 	GOBIN=$(CURDIR)/bin $(GO) install go.opentelemetry.io/collector/cmd/builder@$(BUILDER_VERSION)
 
 # otelcol: build the distribution build/otelcol-ernic/otelcol-ernic with ocb
-# (rebuilt when the manifest, go.mod/go.sum or the receiver's sources change).
+# (rebuilt when the manifest, go.mod/go.sum, the receiver's sources or the
+# version change).
 otelcol: $(OTELCOL)
 
-$(OTELCOL): $(OTELCOL_INPUTS) | $(BUILDER)
+$(OTELCOL): $(OTELCOL_INPUTS) build/version | $(BUILDER)
 	mkdir -p build
-	$(BUILDER) --config builder-config.yaml
+	sed 's|^  version: .*|  version: $(VERSION)|' builder-config.yaml >build/builder-config.yaml
+	$(BUILDER) --config build/builder-config.yaml
 	touch $@
+
+# VERSION: the version of this build, from git (scripts/version.sh; `make
+# VERSION=x.y.z` overrides it). It goes into the binary through ocb's
+# dist.version, in a copy of the manifest under build/ (the generated main
+# holds it as a literal, so -ldflags -X cannot set it). build/version is
+# rewritten only when the version changes, so a commit rebuilds the
+# collector and a make with nothing changed does not.
+VERSION := $(shell scripts/version.sh)
+
+.PHONY: FORCE
+build/version: FORCE
+	@mkdir -p build
+	@[ "$$(cat $@ 2>/dev/null)" = '$(VERSION)' ] || echo '$(VERSION)' >$@
 
 # sim: build the run-directory simulator bin/ernic-sim.
 sim:
