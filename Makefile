@@ -216,6 +216,33 @@ install: otelcol
 		install -m 0644 $(DEFAULT_CONFIG) $(DESTDIR)$(CONFDIR)/config.yaml; \
 	fi
 
+# package: the .deb and .rpm of each of PACKAGE_ARCHS into build/dist/
+# (otelcol-ernic_<version>-1_<arch>.deb, otelcol-ernic-<version>-1.<arch>.rpm;
+# <version> as scripts/version.sh --deb prints it, -1 the package revision),
+# made by nfpm (pinned, installed into bin/) from packaging/nfpm.yaml
+# (scripts/package.sh; deploy/README.md describes what they install). The
+# binary of each architecture is a GOARCH cross-build of the sources ocb
+# generated for `make otelcol`, with ocb's flags; the host's is ocb's own.
+NFPM_VERSION := v2.48.0
+NFPM := bin/nfpm
+PACKAGE_ARCHS ?= amd64 arm64
+# The architecture ocb's `go build` builds for.
+OTELCOL_ARCH := $(shell $(GO) env GOARCH)
+
+.PHONY: package
+package: $(foreach a,$(PACKAGE_ARCHS),build/package/$(a)/otelcol-ernic) | $(NFPM)
+	VERSION='$(VERSION)' NFPM=$(NFPM) scripts/package.sh $(PACKAGE_ARCHS)
+
+build/package/%/otelcol-ernic: $(OTELCOL)
+	mkdir -p $(@D)
+	if [ '$*' = '$(OTELCOL_ARCH)' ]; then cp $(OTELCOL) $@; else \
+		cd build/otelcol-ernic && CGO_ENABLED=0 GOOS=linux GOARCH=$* \
+		$(GO) build -trimpath -ldflags='-s -w' -gcflags= -o $(CURDIR)/$@ .; fi
+
+$(NFPM):
+	GOBIN=$(CURDIR)/bin $(GO) install github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION)
+
+
 # bench: the receiver's benchmarks in one run, so the ratios compare like
 # with like (BenchmarkFloor: read and split into lines; BenchmarkParse;
 # BenchmarkUnchanged: the same files when none was rewritten;
