@@ -86,16 +86,18 @@ run: otelcol sim
 
 # test: what the tests need installed (test-deps), generated code current,
 # go vet and staticcheck (lint) of both modules, unit tests, a bounded fuzzing
-# run (TEST_FUZZTIME per target), then the end-to-end tests and a short soak.
+# run (TEST_FUZZTIME per target), then the end-to-end tests, the packages'
+# tests and a short soak.
 test: test-deps check-generate
 	$(GO) vet ./...
 	cd $(RECEIVER) && $(GO) vet ./...
-	$(GO) vet -tags e2e ./test/e2e/... ./test/deploy/... ./test/dashboards/...
+	$(GO) vet -tags e2e ./test/e2e/... ./test/deploy/... ./test/dashboards/... ./test/package/...
 	$(GO) vet -tags soak ./test/soak/...
 	$(MAKE) lint
 	$(MAKE) unit-test
 	$(MAKE) fuzz FUZZTIME=$(TEST_FUZZTIME)
 	$(MAKE) e2e-test
+	$(MAKE) package-test
 	$(MAKE) soak SOAK_DURATION=$(TEST_SOAK_DURATION) SOAK_STRICT=1 SOAK_DIR= SOAK_TIMEOUT=15m
 
 # test-deps: the Debian packages the system tests use (Prometheus 2.42 and
@@ -242,6 +244,14 @@ build/package/%/otelcol-ernic: $(OTELCOL)
 $(NFPM):
 	GOBIN=$(CURDIR)/bin $(GO) install github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION)
 
+# package-test: the packages' tests (test/package, build tag e2e): their
+# contents, control data and scripts against golden files, lintian, the
+# version in the binary and its telemetry, and (as root) dpkg install,
+# upgrade, removal and purge in a throwaway root with the installed
+# collector run on a simulated run directory.
+.PHONY: package-test
+package-test: package
+	OTELCOL_BIN=$(CURDIR)/$(OTELCOL) $(GO) test -tags e2e -count=1 -v ./test/package/...
 
 # bench: the receiver's benchmarks in one run, so the ratios compare like
 # with like (BenchmarkFloor: read and split into lines; BenchmarkParse;
