@@ -248,7 +248,8 @@ $(NFPM):
 # contents, control data and scripts against golden files, lintian, the
 # version in the binary and its telemetry, and (as root) dpkg install,
 # upgrade, removal and purge in a throwaway root with the installed
-# collector run on a simulated run directory.
+# collector run on a simulated run directory, and the .rpm's install,
+# upgrade and erase there.
 .PHONY: package-test
 package-test: package
 	OTELCOL_BIN=$(CURDIR)/$(OTELCOL) $(GO) test -tags e2e -count=1 -v ./test/package/...

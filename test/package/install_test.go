@@ -48,7 +48,7 @@ func TestDpkgInstallUpgradePurge(t *testing.T) {
 	semver, debVersion := packages(t)
 	deb := debPath(t, runtime.GOARCH)
 	// An older version of the same package: an upgrade from it to this one.
-	old := repackage(t, runtime.GOARCH, "0.0.1-test.1")
+	old, _ := repackage(t, runtime.GOARCH, "0.0.1-test.1")
 	const oldVersion = "0.0.1~test.1-1"
 	if out, err := r.Run("dpkg", "--compare-versions", oldVersion, "lt", debVersion); err != nil {
 		t.Fatalf("%s does not sort before %s: %v %s", oldVersion, debVersion, err, out)

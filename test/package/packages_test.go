@@ -5,13 +5,14 @@
 
 // Package pkgtest tests the otelcol-ernic .deb and .rpm (`make package`,
 // packaging/): their contents, control data and maintainer scripts against
-// the golden files in testdata/ (-update rewrites them), lintian, and a real
+// the golden files in testdata/ (-update rewrites them), lintian, a real
 // dpkg install, upgrade, removal and purge in a throwaway root, with the
-// installed collector run on a simulated run directory.
+// installed collector run on a simulated run directory, and the .rpm's
+// install, upgrade and erase there with rpm.
 //
 // The tests are behind the e2e build tag, like test/deploy: `make package`
 // builds the collector first. They need dpkg-deb, lintian and rpm (`make
-// test-deps`); the install test needs root and skips without it.
+// test-deps`); the install tests need root and skip without it.
 package pkgtest
 
 import (
@@ -123,10 +124,10 @@ func rpmPath(t *testing.T, arch string) string {
 	return filepath.Join(harness.RepoRoot(t), "build/dist", "otelcol-ernic-"+deb+"."+rpmArch[arch]+".rpm")
 }
 
-// repackage makes the .deb of arch again with another version into a
-// temporary directory (scripts/package.sh, as `make package` does, on the
-// binaries it built) and returns its path.
-func repackage(t *testing.T, arch, semver string) string {
+// repackage makes the .deb and .rpm of arch again with another version into
+// a temporary directory (scripts/package.sh, as `make package` does, on the
+// binaries it built) and returns their paths.
+func repackage(t *testing.T, arch, semver string) (deb, rpm string) {
 	t.Helper()
 	packages(t)
 	root := harness.RepoRoot(t)
@@ -137,11 +138,12 @@ func repackage(t *testing.T, arch, semver string) string {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("scripts/package.sh %s with VERSION=%s: %v\n%s", arch, semver, err, out)
 	}
-	matches, _ := filepath.Glob(filepath.Join(dist, "*_"+arch+".deb"))
-	if len(matches) != 1 {
-		t.Fatalf("scripts/package.sh %s wrote %v, want one .deb", arch, matches)
+	debs, _ := filepath.Glob(filepath.Join(dist, "*_"+arch+".deb"))
+	rpms, _ := filepath.Glob(filepath.Join(dist, "*."+rpmArch[arch]+".rpm"))
+	if len(debs) != 1 || len(rpms) != 1 {
+		t.Fatalf("scripts/package.sh %s wrote %v and %v, want one .deb and one .rpm", arch, debs, rpms)
 	}
-	return matches[0]
+	return debs[0], rpms[0]
 }
 
 // output runs name with args and returns its stdout, failing the test with
