@@ -281,15 +281,17 @@ bench-e2e: test-deps otelcol sim
 
 # otelcol-pprof: a build variant of the distribution with contrib's pprof
 # extension, for profiling only (no shipped config uses it); the manifest is
-# builder-config.yaml plus the extension, written to build/. It keeps its
-# symbol table (ocb strips it by default, -s -w), so `perf` names its Go
-# functions (bench-e2e's PERF); the table is not loaded at run time.
+# builder-config.yaml plus the extension and the version, written to
+# build/. It keeps its symbol table (ocb strips it by default, -s -w), so
+# `perf` names its Go functions (bench-e2e's PERF); the table is not loaded
+# at run time.
 OTELCOL_PPROF := build/otelcol-ernic-pprof/otelcol-ernic-pprof
 otelcol-pprof: $(OTELCOL_PPROF)
 
-$(OTELCOL_PPROF): $(OTELCOL_INPUTS) | $(BUILDER)
+$(OTELCOL_PPROF): $(OTELCOL_INPUTS) build/version | $(BUILDER)
 	mkdir -p build
 	sed -e 's|^  name: otelcol-ernic$$|  name: otelcol-ernic-pprof|' \
+		-e 's|^  version: .*|  version: $(VERSION)|' \
 		-e 's|build/otelcol-ernic$$|build/otelcol-ernic-pprof|' \
 		-e 's|^extensions:$$|extensions:\n  - gomod: github.com/open-telemetry/opentelemetry-collector-contrib/extension/pprofextension v0.165.1|' \
 		builder-config.yaml >build/builder-config-pprof.yaml
