@@ -53,13 +53,28 @@ $(BUILDER):
 	GOBIN=$(CURDIR)/bin $(GO) install go.opentelemetry.io/collector/cmd/builder@$(BUILDER_VERSION)
 
 # otelcol: build the distribution build/otelcol-ernic/otelcol-ernic with ocb
-# (rebuilt when the manifest, go.mod/go.sum or the receiver's sources change).
+# (rebuilt when the manifest, go.mod/go.sum, the receiver's sources or the
+# version change).
 otelcol: $(OTELCOL)
 
-$(OTELCOL): $(OTELCOL_INPUTS) | $(BUILDER)
+$(OTELCOL): $(OTELCOL_INPUTS) build/version | $(BUILDER)
 	mkdir -p build
-	$(BUILDER) --config builder-config.yaml
+	sed 's|^  version: .*|  version: $(VERSION)|' builder-config.yaml >build/builder-config.yaml
+	$(BUILDER) --config build/builder-config.yaml
 	touch $@
+
+# VERSION: the version of this build, from git (scripts/version.sh; `make
+# VERSION=x.y.z` overrides it). It goes into the binary through ocb's
+# dist.version, in a copy of the manifest under build/ (the generated main
+# holds it as a literal, so -ldflags -X cannot set it). build/version is
+# rewritten only when the version changes, so a commit rebuilds the
+# collector and a make with nothing changed does not.
+VERSION := $(shell scripts/version.sh)
+
+.PHONY: FORCE
+build/version: FORCE
+	@mkdir -p build
+	@[ "$$(cat $@ 2>/dev/null)" = '$(VERSION)' ] || echo '$(VERSION)' >$@
 
 # sim: build the run-directory simulator bin/ernic-sim.
 sim:
@@ -72,16 +87,18 @@ run: otelcol sim
 
 # test: what the tests need installed (test-deps), generated code current,
 # go vet and staticcheck (lint) of both modules, unit tests, a bounded fuzzing
-# run (TEST_FUZZTIME per target), then the end-to-end tests and a short soak.
+# run (TEST_FUZZTIME per target), then the end-to-end tests, the packages'
+# tests and a short soak.
 test: test-deps check-generate
 	$(GO) vet ./...
 	cd $(RECEIVER) && $(GO) vet ./...
-	$(GO) vet -tags e2e ./test/e2e/... ./test/deploy/... ./test/dashboards/...
+	$(GO) vet -tags e2e ./test/e2e/... ./test/deploy/... ./test/dashboards/... ./test/package/...
 	$(GO) vet -tags soak ./test/soak/...
 	$(MAKE) lint
 	$(MAKE) unit-test
 	$(MAKE) fuzz FUZZTIME=$(TEST_FUZZTIME)
 	$(MAKE) e2e-test
+	$(MAKE) package-test
 	$(MAKE) soak SOAK_DURATION=$(TEST_SOAK_DURATION) SOAK_STRICT=1 SOAK_DIR= SOAK_TIMEOUT=15m
 
 # test-deps: the Debian packages the system tests use (Prometheus 2.42 and
@@ -202,6 +219,42 @@ install: otelcol
 		install -m 0644 $(DEFAULT_CONFIG) $(DESTDIR)$(CONFDIR)/config.yaml; \
 	fi
 
+# package: the .deb and .rpm of each of PACKAGE_ARCHS into build/dist/
+# (otelcol-ernic_<version>-1_<arch>.deb, otelcol-ernic-<version>-1.<arch>.rpm;
+# <version> as scripts/version.sh --deb prints it, -1 the package revision),
+# made by nfpm (pinned, installed into bin/) from packaging/nfpm.yaml
+# (scripts/package.sh; deploy/README.md describes what they install). The
+# binary of each architecture is a GOARCH cross-build of the sources ocb
+# generated for `make otelcol`, with ocb's flags; the host's is ocb's own.
+NFPM_VERSION := v2.48.0
+NFPM := bin/nfpm
+PACKAGE_ARCHS ?= amd64 arm64
+# The architecture ocb's `go build` builds for.
+OTELCOL_ARCH := $(shell $(GO) env GOARCH)
+
+.PHONY: package
+package: $(foreach a,$(PACKAGE_ARCHS),build/package/$(a)/otelcol-ernic) | $(NFPM)
+	VERSION='$(VERSION)' NFPM=$(NFPM) scripts/package.sh $(PACKAGE_ARCHS)
+
+build/package/%/otelcol-ernic: $(OTELCOL)
+	mkdir -p $(@D)
+	if [ '$*' = '$(OTELCOL_ARCH)' ]; then cp $(OTELCOL) $@; else \
+		cd build/otelcol-ernic && CGO_ENABLED=0 GOOS=linux GOARCH=$* \
+		$(GO) build -trimpath -ldflags='-s -w' -gcflags= -o $(CURDIR)/$@ .; fi
+
+$(NFPM):
+	GOBIN=$(CURDIR)/bin $(GO) install github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION)
+
+# package-test: the packages' tests (test/package, build tag e2e): their
+# contents, control data and scripts against golden files, lintian, the
+# version in the binary and its telemetry, and (as root) dpkg install,
+# upgrade, removal and purge in a throwaway root with the installed
+# collector run on a simulated run directory, and the .rpm's install,
+# upgrade and erase there.
+.PHONY: package-test
+package-test: package
+	OTELCOL_BIN=$(CURDIR)/$(OTELCOL) $(GO) test -tags e2e -count=1 -v ./test/package/...
+
 # bench: the receiver's benchmarks in one run, so the ratios compare like
 # with like (BenchmarkFloor: read and split into lines; BenchmarkParse;
 # BenchmarkUnchanged: the same files when none was rewritten;
@@ -229,15 +282,17 @@ bench-e2e: test-deps otelcol sim
 
 # otelcol-pprof: a build variant of the distribution with contrib's pprof
 # extension, for profiling only (no shipped config uses it); the manifest is
-# builder-config.yaml plus the extension, written to build/. It keeps its
-# symbol table (ocb strips it by default, -s -w), so `perf` names its Go
-# functions (bench-e2e's PERF); the table is not loaded at run time.
+# builder-config.yaml plus the extension and the version, written to
+# build/. It keeps its symbol table (ocb strips it by default, -s -w), so
+# `perf` names its Go functions (bench-e2e's PERF); the table is not loaded
+# at run time.
 OTELCOL_PPROF := build/otelcol-ernic-pprof/otelcol-ernic-pprof
 otelcol-pprof: $(OTELCOL_PPROF)
 
-$(OTELCOL_PPROF): $(OTELCOL_INPUTS) | $(BUILDER)
+$(OTELCOL_PPROF): $(OTELCOL_INPUTS) build/version | $(BUILDER)
 	mkdir -p build
 	sed -e 's|^  name: otelcol-ernic$$|  name: otelcol-ernic-pprof|' \
+		-e 's|^  version: .*|  version: $(VERSION)|' \
 		-e 's|build/otelcol-ernic$$|build/otelcol-ernic-pprof|' \
 		-e 's|^extensions:$$|extensions:\n  - gomod: github.com/open-telemetry/opentelemetry-collector-contrib/extension/pprofextension v0.165.1|' \
 		builder-config.yaml >build/builder-config-pprof.yaml

@@ -8,6 +8,7 @@
 #   ip (iproute2), unshare (util-linux)  network and UTS namespaces of the
 #                          VM-row and fleet tests
 #   systemd-analyze        test/deploy (verify, security); systemd need not run
+#   dpkg-deb, lintian, rpm test/package: the .deb's contents, lintian, the .rpm's
 # As root it installs the Debian packages; otherwise it names them and
 # exits 1. Prometheus 3 (the fleet test) is built by the Makefile itself.
 set -euo pipefail
@@ -20,6 +21,9 @@ need prometheus-node-exporter prometheus-node-exporter
 need ip iproute2
 need unshare util-linux
 need systemd-analyze systemd
+need dpkg-deb dpkg
+need lintian lintian
+need rpm rpm
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 
 # One name once.
