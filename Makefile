@@ -92,13 +92,14 @@ run: otelcol sim
 test: test-deps check-generate
 	$(GO) vet ./...
 	cd $(RECEIVER) && $(GO) vet ./...
-	$(GO) vet -tags e2e ./test/e2e/... ./test/deploy/... ./test/dashboards/... ./test/package/...
+	$(GO) vet -tags e2e ./test/e2e/... ./test/deploy/... ./test/dashboards/... ./test/package/... ./test/switch/...
 	$(GO) vet -tags soak ./test/soak/...
 	$(MAKE) lint
 	$(MAKE) unit-test
 	$(MAKE) fuzz FUZZTIME=$(TEST_FUZZTIME)
 	$(MAKE) e2e-test
 	$(MAKE) package-test
+	$(MAKE) switch-test
 	$(MAKE) soak SOAK_DURATION=$(TEST_SOAK_DURATION) SOAK_STRICT=1 SOAK_DIR= SOAK_TIMEOUT=15m
 
 # test-deps: the Debian packages the system tests use (Prometheus 2.42 and
@@ -254,6 +255,28 @@ $(NFPM):
 .PHONY: package-test
 package-test: package
 	OTELCOL_BIN=$(CURDIR)/$(OTELCOL) $(GO) test -tags e2e -count=1 -v ./test/package/...
+
+# debian-root: a minimal Debian bookworm root with systemd for
+# systemd-nspawn --boot, made once with debootstrap from the Debian mirror
+# into build/debian-root (scripts/debian-root.sh, as root; about 2 minutes)
+# and made again only when missing. The switch-over test boots copies of it.
+DEBIAN_ROOT := build/debian-root
+.PHONY: debian-root
+debian-root: $(DEBIAN_ROOT)
+
+$(DEBIAN_ROOT):
+	scripts/debian-root.sh $@
+
+# switch-test: the switch from the legacy ernic-exporter.service to the
+# package and the rollback, as deploy/README.md documents them (test/switch,
+# build tag e2e): the .deb installed with dpkg in a booted Debian container
+# (systemd-nspawn) while a real Prometheus scrapes it every 5 s. As root;
+# otherwise the test skips and the Debian root is not made.
+.PHONY: switch-test
+switch-test: package sim
+	@if [ "$$(id -u)" -eq 0 ]; then $(MAKE) --no-print-directory $(DEBIAN_ROOT); fi
+	OTELCOL_BIN=$(CURDIR)/$(OTELCOL) SIM_BIN=$(CURDIR)/$(SIM) DEBIAN_ROOT=$(CURDIR)/$(DEBIAN_ROOT) \
+		$(GO) test -tags e2e -count=1 -v -timeout 15m ./test/switch/...
 
 # bench: the receiver's benchmarks in one run, so the ratios compare like
 # with like (BenchmarkFloor: read and split into lines; BenchmarkParse;

@@ -9,6 +9,8 @@
 #                          VM-row and fleet tests
 #   systemd-analyze        test/deploy (verify, security); systemd need not run
 #   dpkg-deb, lintian, rpm test/package: the .deb's contents, lintian, the .rpm's
+#   debootstrap, systemd-nspawn (systemd-container)  test/switch: a Debian
+#                          root made once (make debian-root) and booted
 # As root it installs the Debian packages; otherwise it names them and
 # exits 1. Prometheus 3 (the fleet test) is built by the Makefile itself.
 set -euo pipefail
@@ -24,6 +26,8 @@ need systemd-analyze systemd
 need dpkg-deb dpkg
 need lintian lintian
 need rpm rpm
+need debootstrap debootstrap
+need systemd-nspawn systemd-container
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 
 # One name once.
