@@ -42,6 +42,8 @@ type poller struct {
 type poll struct {
 	at time.Time
 	ok bool
+	// listening: an HTTP answer came, complete or not.
+	listening bool
 }
 
 // startPoller polls url every `every` until the test ends (at most an hour).
@@ -58,14 +60,15 @@ func startPoller(t *testing.T, url string, every time.Duration) *poller {
 		defer tick.Stop()
 		for {
 			at := time.Now()
-			ok := false
+			q := poll{at: at}
 			if resp, err := client.Get(url); err == nil {
 				body, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
-				ok = resp.StatusCode == http.StatusOK && strings.Contains(string(body), probeFamily)
+				q.listening = true
+				q.ok = resp.StatusCode == http.StatusOK && strings.Contains(string(body), probeFamily)
 			}
 			p.mu.Lock()
-			p.polls = append(p.polls, poll{at, ok})
+			p.polls = append(p.polls, q)
 			p.mu.Unlock()
 			select {
 			case <-ctx.Done():
@@ -79,8 +82,9 @@ func startPoller(t *testing.T, url string, every time.Duration) *poller {
 
 // Gap is the longest time in [from, to] between two complete answers with
 // only failed or incomplete ones between them (0 when none failed), and
-// the number of failed polls.
-func (p *poller) Gap(from, to time.Time) (gap time.Duration, failed int) {
+// the number of polls that found no listener and that found one answering
+// without the ernic_ series.
+func (p *poller) Gap(from, to time.Time) (gap time.Duration, down, empty int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var lastOK time.Time
@@ -90,7 +94,11 @@ func (p *poller) Gap(from, to time.Time) (gap time.Duration, failed int) {
 			continue
 		}
 		if !q.ok {
-			failed++
+			if q.listening {
+				empty++
+			} else {
+				down++
+			}
 			failing = true
 			continue
 		}
@@ -103,7 +111,7 @@ func (p *poller) Gap(from, to time.Time) (gap time.Duration, failed int) {
 	if failing {
 		gap = max(gap, to.Sub(lastOK)) // still failing at the end: the window's rest
 	}
-	return gap, failed
+	return gap, down, empty
 }
 
 // scrapes is what Prometheus's own series of a scrape job say about a time

@@ -134,12 +134,14 @@ func TestSwitchFromLegacyExporterAndBack(t *testing.T) {
 	legacy := scrapesIn(t, prom, job, legacyFrom, switchAt, full)
 	switched := scrapesIn(t, prom, job, switchAt, rollbackAt, full)
 	rolledBack := scrapesIn(t, prom, job, rollbackAt, end, full)
-	switchGap, switchFailed := polls.Gap(switchAt.Add(-time.Second), rollbackAt)
-	rollbackGap, rollbackFailed := polls.Gap(rollbackAt.Add(-time.Second), end)
+	switchGap, switchDown, switchEmpty := polls.Gap(switchAt.Add(-time.Second), rollbackAt)
+	rollbackGap, rollbackDown, rollbackEmpty := polls.Gap(rollbackAt.Add(-time.Second), end)
 	t.Logf("%d samples per scrape", int(full))
 	t.Logf("legacy exporter: %v", legacy)
-	t.Logf("switch: %v; /metrics without ernic_ series for %d ms (%d failed GETs, every 100 ms)", switched, switchGap.Milliseconds(), switchFailed)
-	t.Logf("rollback: %v; /metrics without ernic_ series for %d ms (%d failed GETs, every 100 ms)", rolledBack, rollbackGap.Milliseconds(), rollbackFailed)
+	t.Logf("switch: %v; /metrics without ernic_ series for %d ms (GETs every 100 ms: %d found no listener, %d no series yet)",
+		switched, switchGap.Milliseconds(), switchDown, switchEmpty)
+	t.Logf("rollback: %v; /metrics without ernic_ series for %d ms (GETs every 100 ms: %d found no listener, %d no series yet)",
+		rolledBack, rollbackGap.Milliseconds(), rollbackDown, rollbackEmpty)
 	if legacy.Bad() != 0 || legacy.Scrapes < 5 {
 		t.Errorf("before the switch: %v, want every scrape complete and at least 5", legacy)
 	}
