@@ -16,6 +16,14 @@
 // ours to ship. That the names and labels are the legacy exporter's is
 // proven by test/e2e's contract tests; here they must only stay the same.
 // A real Prometheus on the host scrapes the container's port every 5 s.
+//
+// The simulator runs in the container, not on the host with its run
+// directory bind-mounted: the receiver looks for the server processes of
+// instances.json in /proc, and the container's PID namespace would hide
+// the host's. Its run directory and the port are not the defaults, but
+// from /etc/rocm-ernic/rocm-ernic.env: that the installed service serves
+// them shows that it reads the file (and the port is free on the host,
+// whose network the container shares).
 package switchtest
 
 import (
