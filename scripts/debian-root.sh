@@ -23,15 +23,13 @@ mkdir -p "$(dirname "$dir")"
 # (systemd-sysv), D-Bus for systemctl's queries, and the tools
 # deb-systemd-helper and deb-systemd-invoke come with (init-system-helpers).
 debootstrap --variant=minbase --include=systemd,systemd-sysv,dbus "$SUITE" "$tmp" "$MIRROR"
-# The host shares its network and its name service: no network
-# configuration at boot, and the container resolves as the host does.
-rm -f "$tmp/etc/hostname"
+# The container shares the host's network: nothing in it may configure
+# that network, so systemd-networkd is masked (Debian's presets enable it
+# on a first boot).
+for u in systemd-networkd.service systemd-networkd.socket systemd-networkd-wait-online.service; do
+	ln -sf /dev/null "$tmp/etc/systemd/system/$u"
+done
 echo switch-test >"$tmp/etc/hostname"
-# Nothing on the console but the services: no getty to wait on, no
-# first-boot questions (the machine ID is made at boot).
-rm -f "$tmp/etc/systemd/system/getty.target.wants/"*
-: >"$tmp/etc/machine-id"
-apt_clean() { rm -rf "$tmp/var/cache/apt/archives/"*.deb "$tmp/var/lib/apt/lists/"*; }
-apt_clean
+rm -rf "$tmp/var/cache/apt/archives/"*.deb "$tmp/var/lib/apt/lists/"*
 mv "$tmp" "$dir"
 echo "debian-root.sh: $dir ($(du -sh "$dir" | cut -f1))"
