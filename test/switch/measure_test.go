@@ -218,3 +218,32 @@ func diff(a, b []string, n int) []string {
 	}
 	return out
 }
+
+// TestPollerGap: the gap runs from the last complete answer before a
+// failure to the first one after it, and one still failing at the end of
+// the window runs to its end.
+func TestPollerGap(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	p := &poller{polls: []poll{
+		{at(0), true, true}, {at(100), false, false}, {at(200), false, true}, {at(300), false, true},
+		{at(400), true, true}, {at(500), true, true},
+		{at(600), false, false}, {at(700), true, true},
+		{at(800), false, true},
+	}}
+	for _, c := range []struct {
+		from, to    int
+		gap         time.Duration
+		down, empty int
+	}{
+		{0, 500, 400 * time.Millisecond, 1, 2},
+		{400, 750, 200 * time.Millisecond, 1, 0},
+		{400, 1000, 300 * time.Millisecond, 1, 1},
+		{400, 550, 0, 0, 0},
+	} {
+		gap, down, empty := p.Gap(at(c.from), at(c.to))
+		if gap != c.gap || down != c.down || empty != c.empty {
+			t.Errorf("Gap(%d ms, %d ms) = %v, %d, %d; want %v, %d, %d", c.from, c.to, gap, down, empty, c.gap, c.down, c.empty)
+		}
+	}
+}
