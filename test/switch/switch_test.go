@@ -58,8 +58,9 @@ const (
 // TestSwitchFromLegacyExporterAndBack: ernic-exporter serves, then `dpkg
 // -i` of the package and `systemctl disable ernic-exporter` (the switch),
 // then `systemctl enable --now ernic-exporter` and `systemctl disable
-// otelcol-ernic` (the rollback). Prometheus may miss at most one scrape at
-// each; the series keep their names and labels and no counter resets.
+// otelcol-ernic` (the rollback), and `dpkg -r otelcol-ernic`. Prometheus may
+// miss at most one scrape at the switch and at the rollback; the series
+// keep their names and labels and no counter resets.
 func TestSwitchFromLegacyExporterAndBack(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: mounts in a mount namespace, systemd-nspawn, dpkg in the container (CI runs as root)")
@@ -130,6 +131,11 @@ func TestSwitchFromLegacyExporterAndBack(t *testing.T) {
 	t.Logf("rollback: systemctl enable --now and disable took %.2f s", rollbackDone.Sub(rollbackAt).Seconds())
 	wantState(t, c, legacyUnit, "active enabled")
 	wantState(t, c, unit, "inactive disabled")
+	wantListener(t, port, "ernic-exporter")
+	// The package removed after the rollback, as deploy/README.md allows:
+	// its prerm stops nothing that runs, and the legacy exporter serves on.
+	t.Logf("dpkg -r otelcol-ernic:\n%s", c.MustRun(t, "dpkg", "-r", "otelcol-ernic"))
+	wantState(t, c, legacyUnit, "active enabled")
 	wantListener(t, port, "ernic-exporter")
 	time.Sleep(phase)
 	end := time.Now()
