@@ -83,7 +83,7 @@ func (st *batchState) flush() {
 		// The blocks are snappy.Encode's: only a request of 4 GiB or
 		// more fails here, which max_batch_size_bytes rules out
 		// (Validate). Its samples are counted as not translated.
-		st.skipped += st.inRaw
+		st.skipped[tooLarge] += st.inRaw
 	} else {
 		st.payloads = append(st.payloads, p)
 		st.samples = append(st.samples, st.inRaw)

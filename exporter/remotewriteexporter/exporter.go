@@ -174,9 +174,7 @@ func (e *remoteWrite) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) er
 		return e.merge(ctx, md)
 	}
 	req, err := e.tr.translate(md)
-	if err != nil {
-		e.report.Untranslated(err)
-	}
+	e.reportUntranslated(err)
 	if len(req.payloads) == 0 {
 		return nil
 	}
@@ -313,6 +311,9 @@ func (e *remoteWrite) deliver(ctx context.Context, req *request) error {
 			bo.Reset()
 		}
 		wait := bo.NextBackOff()
+		if se := (*sendError)(nil); errors.As(err, &se) && se.retryAfter > wait {
+			wait = se.retryAfter // the endpoint's Retry-After, when longer
+		}
 		if retry.MaxElapsedTime > 0 && time.Since(first)+wait > retry.MaxElapsedTime {
 			e.report.Dropped("retried for max_elapsed_time", req.ItemsCount(), req.bytes, e.backlog())
 			e.finish(req)

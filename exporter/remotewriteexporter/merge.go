@@ -81,9 +81,7 @@ func (e *remoteWrite) merge(ctx context.Context, md pmetric.Metrics) error {
 	}
 	skipped := e.tr.add(m.pending, md)
 	m.pending.spill = nil
-	if skipped > 0 {
-		e.report.Untranslated(skippedError(skipped))
-	}
+	e.reportUntranslated(skipped.err())
 	if !e.full(m.pending) {
 		return nil
 	}

@@ -11,7 +11,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // sendError is why one remote-write request did not go through.
@@ -19,16 +21,25 @@ type sendError struct {
 	// cause groups failures for the rate-limited logs: "connection",
 	// "timeout", "http 503", "rejected: http 400".
 	cause string
-	// rejected: the endpoint refused this request's content; sending it
-	// again would be refused again.
+	// rejected: the endpoint refused this request; the remote-write
+	// specification forbids sending it again.
 	rejected bool
-	err      error
+	// status is the HTTP status of the answer, 0 without one.
+	status int
+	// retryAfter is the wait the endpoint asked for (Retry-After on a 429
+	// or 503), 0 when it did not.
+	retryAfter time.Duration
+	err        error
 }
 
 func (e *sendError) Error() string { return e.err.Error() }
 func (e *sendError) Unwrap() error { return e.err }
 
-// post sends one compressed WriteRequest. It returns nil when the endpoint
+// maxRetryAfter bounds the wait a Retry-After header can ask for: a wrong
+// clock or a misconfigured proxy must not stall the queue for hours.
+const maxRetryAfter = 5 * time.Minute
+
+// post sends one compressed request. It returns nil when the endpoint
 // accepted it (2xx) and a *sendError otherwise.
 func (e *remoteWrite) post(ctx context.Context, payload []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.cfg.Endpoint, bytes.NewReader(payload))
@@ -56,16 +67,33 @@ func (e *remoteWrite) post(ctx context.Context, payload []byte) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	_, _ = io.Copy(io.Discard, resp.Body)
 	err = fmt.Errorf("%s answered %s: %s", e.cfg.Endpoint, resp.Status, strings.TrimSpace(string(body)))
-	// Only a refusal of this request's content is final: 400, 409, 413,
-	// 422 (out-of-order or too old samples, a request too large, a bad
-	// label); sending it again would be refused again. Everything else is
-	// the endpoint's trouble or a refusal of every request (5xx, 429, 401,
-	// 403, 404...): retried, so that the data waits in the queue until the
-	// endpoint, its credentials or the URL are fixed.
-	switch resp.StatusCode {
-	case http.StatusBadRequest, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnprocessableEntity:
-	default:
-		return &sendError{cause: fmt.Sprintf("http %d", resp.StatusCode), err: err}
+	code := resp.StatusCode
+	se := &sendError{cause: fmt.Sprintf("http %d", code), status: code, err: err}
+	if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
+		se.retryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
-	return &sendError{cause: fmt.Sprintf("rejected: http %d", resp.StatusCode), rejected: true, err: err}
+	// Remote write 1.0 and 2.0: a sender MUST NOT retry a 4xx other than
+	// 429; 401 and 403 only when the operator chose to wait for new
+	// credentials (retry_on_auth_errors).
+	if code/100 == 4 && code != http.StatusTooManyRequests &&
+		(!e.cfg.RetryOnAuthErrors || (code != http.StatusUnauthorized && code != http.StatusForbidden)) {
+		se.cause, se.rejected = "rejected: "+se.cause, true
+	}
+	return se
+}
+
+// retryAfter reads a Retry-After value, delay-seconds or an HTTP date,
+// bounded by maxRetryAfter; 0 when it is absent, bad or in the past.
+func retryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	var d time.Duration
+	if s, err := strconv.ParseUint(v, 10, 32); err == nil {
+		d = time.Duration(s) * time.Second
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
+	}
+	return min(max(d, 0), maxRetryAfter)
 }

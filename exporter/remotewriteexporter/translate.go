@@ -4,7 +4,6 @@
 package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter"
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -30,15 +29,17 @@ import (
 // resource_to_telemetry_conversion (on by default) every resource
 // attribute is a label too (promname.PointLabels); an
 // external label is added unless an attribute has its name; a point without
-// a recorded value is a staleness marker. Delta sums, histograms and
-// summaries are not translated (none comes from the ernic receiver): they
-// are counted in the returned error. It writes the series straight from
+// a recorded value is a staleness marker. Delta sums, histograms,
+// exponential histograms and summaries are not translated (none comes from
+// the ernic receiver): their points are counted by type (untranslated.go). It writes the series straight from
 // the batch instead of through contrib's map of series: at 64x1024 that map
 // cost 14 CPU s/min, more than the whole collector may (docs/performance.md).
 type translator struct {
 	external []prompb.Label // sorted by name
 	maxBytes int
-	names    *promname.Namer
+	// maxSamples bounds a request in samples (max_samples_per_send).
+	maxSamples int
+	names      *promname.Namer
 	// promote makes resource attributes labels
 	// (resource_to_telemetry_conversion).
 	promote bool
@@ -50,9 +51,10 @@ type translator struct {
 
 func newTranslator(cfg *Config) *translator {
 	t := &translator{
-		maxBytes: cfg.MaxBatchSizeBytes,
-		names:    promname.New(),
-		promote:  cfg.ResourceToTelemetryConversion.Enabled,
+		maxBytes:   cfg.MaxBatchSizeBytes,
+		maxSamples: cfg.MaxSamplesPerSend,
+		names:      promname.New(),
+		promote:    cfg.ResourceToTelemetryConversion.Enabled,
 	}
 	for k, v := range cfg.ExternalLabels {
 		t.external = append(t.external, prompb.Label{Name: k, Value: v})
@@ -91,7 +93,7 @@ type batchState struct {
 
 	labels  []prompb.Label
 	order   labelOrder
-	skipped int
+	skipped untranslated
 	// resLabels are the labels of the resource's attributes being
 	// translated (promote), for templates.
 	resLabels []prompb.Label
@@ -133,22 +135,13 @@ func (o *labelOrder) sorted(lbls []prompb.Label) []prompb.Label {
 	return o.out
 }
 
-// translate returns md as remote-write requests of at most maxBytes each
-// (before compression), and an error counting the points it could not
-// translate (the rest is in the request).
+// translate returns md as remote-write requests of at most maxBytes and
+// maxSamples each (before compression), and an error counting the points
+// it could not translate, by type (the rest is in the request).
 func (t *translator) translate(md pmetric.Metrics) (*request, error) {
 	st := t.begin()
 	skipped := t.add(st, md)
-	return t.end(st), skippedError(skipped)
-}
-
-// skippedError is the error of a translation that left n metrics or points
-// out; nil when n is 0.
-func skippedError(n int) error {
-	if n == 0 {
-		return nil
-	}
-	return fmt.Errorf("%d metrics (delta sums, histograms, summaries, untranslatable names) or points without a value not translated", n)
+	return t.end(st), skipped.err()
 }
 
 // begin starts the requests of one queue item on the pooled scratch
@@ -163,11 +156,11 @@ func (t *translator) begin() *batchState {
 
 // add translates md into st after what st holds: the series go on in the
 // request being written, which is compressed when the next series would
-// take it past maxBytes. A remote-write 1.0 WriteRequest is its repeated
+// take it past maxBytes or maxSamples. A remote-write 1.0 WriteRequest is its repeated
 // timeseries field and nothing else here, so the series of several batches
-// make one request, as if one batch had come. It returns the number of
-// metrics or points left out.
-func (t *translator) add(st *batchState, md pmetric.Metrics) int {
+// make one request, as if one batch had come. It returns the points left
+// out.
+func (t *translator) add(st *batchState, md pmetric.Metrics) untranslated {
 	t.templates.tick()
 	before := st.skipped
 	rms := md.ResourceMetrics()
@@ -187,7 +180,7 @@ func (t *translator) add(st *batchState, md pmetric.Metrics) int {
 			}
 		}
 	}
-	return st.skipped - before
+	return st.skipped.minus(before)
 }
 
 // end compresses the request being written, gives the scratch buffers
@@ -221,7 +214,7 @@ func (t *translator) resourceLabels(res pcommon.Resource) []prompb.Label {
 func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map, labels *promname.PointLabels, base []prompb.Label) {
 	name, _, dps, ok := t.names.Family(m)
 	if !ok {
-		st.skipped++ // counted once per metric: a delta sum, a histogram, a summary or an untranslatable name
+		st.skipped.metricRefused(m)
 		return
 	}
 	var tmpl *seriesTemplate
@@ -237,7 +230,7 @@ func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map
 		case dp.ValueType() == pmetric.NumberDataPointValueTypeDouble:
 			v = dp.DoubleValue()
 		default:
-			st.skipped++
+			st.skipped[noValue]++
 			continue
 		}
 		ms := int64(dp.Timestamp()) / 1e6
@@ -286,12 +279,7 @@ func (t *translator) appendSeries(st *batchState, lbls []prompb.Label, v float64
 		size += fieldSize(labelSize(l))
 	}
 	entry := fieldSize(size)
-	if st.spill != nil && st.overflows(entry) {
-		st.spill(st)
-	}
-	if st.rawSize() > 0 && st.rawSize()+entry > t.maxBytes {
-		st.flush()
-	}
+	t.makeRoom(st, entry)
 	b := protowire.AppendTag(st.raw, 1, protowire.BytesType) // WriteRequest.timeseries
 	b = protowire.AppendVarint(b, uint64(size))
 	for _, l := range lbls {
@@ -306,17 +294,25 @@ func (t *translator) appendSeries(st *batchState, lbls []prompb.Label, v float64
 func (t *translator) appendSeriesOf(st *batchState, tp *seriesTemplate, values []string, v float64, ms int64) {
 	size := tp.labelsSize(values) + sampleFieldSize(ms)
 	entry := fieldSize(size)
-	if st.spill != nil && st.overflows(entry) {
-		st.spill(st)
-	}
-	if st.rawSize() > 0 && st.rawSize()+entry > t.maxBytes {
-		st.flush()
-	}
+	t.makeRoom(st, entry)
 	b := protowire.AppendTag(st.raw, 1, protowire.BytesType) // WriteRequest.timeseries
 	b = protowire.AppendVarint(b, uint64(size))
 	b = tp.appendLabels(b, values)
 	st.raw = appendSample(b, v, ms)
 	st.added()
+}
+
+// makeRoom, before a series of entry bytes, puts the item st holds in the
+// queue when the series would take it past its bound (spill), and ends
+// the request being written when it would take it past maxBytes or
+// maxSamples (a series carries one sample).
+func (t *translator) makeRoom(st *batchState, entry int) {
+	if st.spill != nil && st.overflows(entry) {
+		st.spill(st)
+	}
+	if st.rawSize() > 0 && (st.rawSize()+entry > t.maxBytes || st.inRaw >= t.maxSamples) {
+		st.flush()
+	}
 }
 
 // appendSample appends a TimeSeries.samples field of one sample.

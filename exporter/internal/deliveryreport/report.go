@@ -39,6 +39,7 @@ type Report struct {
 	rejectedRequests, rejectedItems  int64
 	droppedBatches, droppedItems     int64
 	notQueuedBatches, notQueuedItems int64
+	untranslatedItems                int64
 	// the current outage: since when sending fails, and the last cause
 	failingSince time.Time
 	lastCause    string
@@ -167,11 +168,14 @@ func (r *Report) NotQueued(err error, n int, b Backlog) {
 		zap.Int64("not_queued_batches_total", r.notQueuedBatches), zap.Int64("not_queued_items_total", r.notQueuedItems), b.field())
 }
 
-// Untranslated: some points of a batch could not be translated.
-func (r *Report) Untranslated(err error) {
+// Untranslated: n points of a batch could not be translated (err says
+// which types); they are dropped.
+func (r *Report) Untranslated(err error, n int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.untranslatedItems += int64(n)
 	if r.due("untranslated", r.now()) {
-		r.logger.Warn(r.what+": some points could not be translated and are not sent", zap.Error(err))
+		r.logger.Warn(r.what+": some points could not be translated and are not sent", zap.Error(err),
+			zap.Int("items", n), zap.Int64("untranslated_items_total", r.untranslatedItems))
 	}
 }
