@@ -31,6 +31,7 @@ const chunkBytes = 64 << 10
 type buffers struct {
 	raw, comp []byte
 	blockEnds []int
+	sym       *symbolTable // 2.0 only
 }
 
 // bufferPool keeps the buffers from one item to the next. Without it, the
@@ -91,4 +92,8 @@ func (st *batchState) flush() {
 		st.itemsDone += st.inRaw
 	}
 	st.comp, st.blockEnds, st.rawDone, st.inRaw = st.comp[:0], st.blockEnds[:0], 0, 0
+	st.cuts++
+	if st.sym != nil {
+		st.sym.reset() // the next 2.0 request has symbols of its own
+	}
 }

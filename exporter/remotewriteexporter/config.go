@@ -59,6 +59,16 @@ type Config struct {
 	// first.
 	MaxSamplesPerSend int `mapstructure:"max_samples_per_send"`
 
+	// ProtobufMessage is the remote-write message sent, as Prometheus'
+	// remote_write setting of that name: prometheus.WriteRequest (remote
+	// write 1.0, the default) or io.prometheus.write.v2.Request (2.0: a
+	// symbol table, metadata per series, and each counter's start
+	// timestamp). A 2.0 endpoint that answers 415, or a 2xx without the
+	// 2.0 X-Prometheus-Remote-Write-*-Written headers (an endpoint that
+	// read the request as 1.0 and found nothing in it), makes the
+	// exporter send 1.0 from then on, that request included.
+	ProtobufMessage string `mapstructure:"protobuf_message"`
+
 	// RetryOnAuthErrors keeps a request the endpoint answers 401 or 403
 	// in the queue, retried with backoff, for a credential rotation to
 	// catch up with. Off by default: the remote-write specification says a
@@ -113,6 +123,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.MaxBatchSizeBytes <= 0 || cfg.MaxBatchSizeBytes > maxBatchSizeLimit {
 		errs = append(errs, fmt.Errorf("max_batch_size_bytes %d: must be positive and at most %d", cfg.MaxBatchSizeBytes, maxBatchSizeLimit))
+	}
+	if cfg.ProtobufMessage != messageV1 && cfg.ProtobufMessage != messageV2 {
+		errs = append(errs, fmt.Errorf("protobuf_message %q: must be %s (remote write 1.0) or %s (2.0)", cfg.ProtobufMessage, messageV1, messageV2))
 	}
 	if cfg.MaxSamplesPerSend <= 0 {
 		errs = append(errs, fmt.Errorf("max_samples_per_send %d: must be positive", cfg.MaxSamplesPerSend))

@@ -4,7 +4,7 @@
 //go:generate go tool mdatagen metadata.yaml
 
 // Package remotewriteexporter sends metrics to a Prometheus remote-write 1.0
-// endpoint through the collector's standard sending queue. Each batch is
+// (or 2.0) endpoint through the collector's standard sending queue. Each batch is
 // translated to remote-write requests (snappy-compressed, at most
 // max_batch_size_bytes and max_samples_per_send each) when it enters the
 // queue, so a persistent queue (sending_queue::storage) keeps the requests
@@ -14,6 +14,17 @@
 // requests of a useful size from the receiver's batch per instance without
 // a batch processor, and three to five times less written to disk by bbolt
 // at 64 instances of 256 to 1024 QPs.
+//
+// With protobuf_message: io.prometheus.write.v2.Request it speaks remote
+// write 2.0 instead (translate_v2.go): each request has a symbol table,
+// every series its type, unit and help, and a counter's samples its start
+// timestamp, which lets a receiver with created-timestamp ingestion count
+// an increase across a restart exactly. The queue stores which protocol a
+// request is in. An endpoint that answers a 2.0 request with 415, or with
+// a 2xx without the X-Prometheus-Remote-Write-Samples-Written header (a
+// 1.0 receiver), gets that request again as 1.0, and 1.0 from then on,
+// logged once (fallback.go). Samples a 2.0 receiver took but did not store
+// (its written headers) are counted and logged once a minute.
 //
 // It takes gauges and cumulative sums, all the ernic receiver emits.
 // Histograms, exponential histograms, summaries and delta sums are not

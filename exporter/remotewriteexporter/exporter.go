@@ -352,32 +352,6 @@ func (e *remoteWrite) wait(ctx context.Context, req *request, d time.Duration) e
 	}
 }
 
-// sendFrom sends req's payloads from req.next on. It returns the first
-// failure that should be retried; rejected payloads are reported and
-// skipped.
-func (e *remoteWrite) sendFrom(ctx context.Context, req *request) error {
-	for ; req.next < len(req.payloads); req.next++ {
-		select {
-		case <-e.stop:
-			// Stopping: no new attempt, so that draining an in-memory
-			// queue at shutdown does not take a timeout per batch.
-			return errors.New("remote_write: stopping")
-		default:
-		}
-		err := e.post(ctx, req.payloads[req.next])
-		var se *sendError
-		switch {
-		case err == nil:
-			e.report.Delivered(req.samples[req.next], e.backlog())
-		case errors.As(err, &se) && se.rejected:
-			e.report.Rejected(se.cause, se.err, req.samples[req.next], e.backlog())
-		default:
-			return err
-		}
-	}
-	return nil
-}
-
 // finish takes a batch out of this process's queue accounting.
 func (e *remoteWrite) finish(req *request) {
 	if req.id > e.firstID {

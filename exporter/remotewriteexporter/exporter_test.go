@@ -306,6 +306,7 @@ func TestConfigValidate(t *testing.T) {
 		"no batch bound":  {func(c *Config) { c.MaxBatchSizeBytes = 0 }, "max_batch_size_bytes 0"},
 		"empty label":     {func(c *Config) { c.ExternalLabels = map[string]string{"host": ""} }, "external_labels"},
 		"negative merge":  {func(c *Config) { c.MergeWindow = -time.Second }, "merge_window -1s: must not be negative"},
+		"unknown message": {func(c *Config) { c.ProtobufMessage = "v2" }, `protobuf_message "v2": must be prometheus.WriteRequest (remote write 1.0) or io.prometheus.write.v2.Request (2.0)`},
 		"no sample bound": {func(c *Config) { c.MaxSamplesPerSend = 0 }, "max_samples_per_send 0: must be positive"},
 		"version header": {func(c *Config) { c.Headers.Set("x-prometheus-remote-write-version", "2.0.0") },
 			`headers: "x-prometheus-remote-write-version" is set by the remote-write protocol`},

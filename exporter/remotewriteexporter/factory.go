@@ -41,6 +41,7 @@ func createDefaultConfig() component.Config {
 		BackOffConfig:                 retry,
 		MaxBatchSizeBytes:             3_000_000,
 		MaxSamplesPerSend:             2000,
+		ProtobufMessage:               messageV1,
 		ResourceToTelemetryConversion: promname.ResourceToTelemetrySettings{Enabled: true},
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/prompb"
@@ -39,7 +40,10 @@ type translator struct {
 	maxBytes int
 	// maxSamples bounds a request in samples (max_samples_per_send).
 	maxSamples int
-	names      *promname.Namer
+	// proto is the protocol new requests are written in (a protocol;
+	// 1.0 after a 2.0 endpoint turned out to take 1.0 only).
+	proto atomic.Uint32
+	names *promname.Namer
 	// promote makes resource attributes labels
 	// (resource_to_telemetry_conversion).
 	promote bool
@@ -60,6 +64,10 @@ func newTranslator(cfg *Config) *translator {
 		t.external = append(t.external, prompb.Label{Name: k, Value: v})
 	}
 	slices.SortFunc(t.external, func(a, b prompb.Label) int { return strings.Compare(a.Name, b.Name) })
+	t.proto.Store(uint32(protocolV1))
+	if cfg.ProtobufMessage == messageV2 {
+		t.proto.Store(uint32(protocolV2))
+	}
 	return t
 }
 
@@ -94,6 +102,11 @@ type batchState struct {
 	labels  []prompb.Label
 	order   labelOrder
 	skipped untranslated
+	// proto is the requests' protocol; sym the 2.0 request's symbols
+	// (nil for 1.0), cleared at each of the cuts between requests.
+	proto protocol
+	sym   *symbolTable
+	cuts  int
 	// resLabels are the labels of the resource's attributes being
 	// translated (promote), for templates.
 	resLabels []prompb.Label
@@ -101,38 +114,6 @@ type batchState struct {
 	// filled-in values of the metric's template, by hole.
 	key    []byte
 	values []string
-}
-
-// labelOrder sorts series' labels by name. The series of one metric of one
-// resource have the same label names in the same order, so the order found
-// for one is used again while the names stay the same (sorting each
-// series was a quarter of the translation).
-type labelOrder struct {
-	names []string // the label names the order is for, as they came
-	perm  []int    // perm[i]: the index in names of the i-th name by order
-	out   []prompb.Label
-}
-
-// sorted returns lbls sorted by name, stably, in a slice of its own that is
-// valid until the next call.
-func (o *labelOrder) sorted(lbls []prompb.Label) []prompb.Label {
-	same := len(lbls) == len(o.names)
-	for i := 0; same && i < len(lbls); i++ {
-		same = lbls[i].Name == o.names[i]
-	}
-	if !same {
-		o.names, o.perm = o.names[:0], o.perm[:0]
-		for i, l := range lbls {
-			o.names = append(o.names, l.Name)
-			o.perm = append(o.perm, i)
-		}
-		slices.SortStableFunc(o.perm, func(a, b int) int { return strings.Compare(o.names[a], o.names[b]) })
-	}
-	o.out = o.out[:0]
-	for _, i := range o.perm {
-		o.out = append(o.out, lbls[i])
-	}
-	return o.out
 }
 
 // translate returns md as remote-write requests of at most maxBytes and
@@ -151,7 +132,15 @@ func (t *translator) begin() *batchState {
 	if !ok {
 		bufs = &buffers{raw: make([]byte, 0, min(t.maxBytes, chunkBytes)+1024)}
 	}
-	return &batchState{bufs: bufs, raw: bufs.raw[:0], comp: bufs.comp[:0], blockEnds: bufs.blockEnds[:0]}
+	st := &batchState{bufs: bufs, raw: bufs.raw[:0], comp: bufs.comp[:0], blockEnds: bufs.blockEnds[:0], proto: protocol(t.proto.Load())}
+	if st.proto == protocolV2 {
+		if bufs.sym == nil {
+			bufs.sym = &symbolTable{}
+		}
+		st.sym = bufs.sym
+		st.sym.reset()
+	}
+	return st
 }
 
 // add translates md into st after what st holds: the series go on in the
@@ -190,7 +179,9 @@ func (t *translator) end(st *batchState) *request {
 	st.bufs.raw, st.bufs.comp, st.bufs.blockEnds = st.raw, st.comp, st.blockEnds
 	bufferPool.Put(st.bufs)
 	st.bufs = nil
-	return newRequest(st.payloads, st.samples)
+	r := newRequest(st.payloads, st.samples)
+	r.proto = st.proto
+	return r
 }
 
 // resourceLabels returns job and instance from the resource, sorted.
@@ -212,13 +203,17 @@ func (t *translator) resourceLabels(res pcommon.Resource) []prompb.Label {
 }
 
 func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map, labels *promname.PointLabels, base []prompb.Label) {
-	name, _, dps, ok := t.names.Family(m)
+	name, typ, dps, ok := t.names.Family(m)
 	if !ok {
 		st.skipped.metricRefused(m)
 		return
 	}
 	var tmpl *seriesTemplate
 	tried := t.noTemplates
+	var meta seriesMeta
+	if st.sym != nil { // 2.0: the general path, with the metric's metadata
+		tried, meta = true, metaOf(st, typ, m.Unit(), m.Description())
+	}
 	for i := range dps.Len() {
 		dp := dps.At(i)
 		var v float64
@@ -261,6 +256,14 @@ func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map
 		lbls = st.order.sorted(lbls)
 		if hasDuplicate(lbls) {
 			lbls = mergeDuplicates(lbls)
+		}
+		if st.sym != nil {
+			start := int64(0)
+			if typ == promname.Counter {
+				start = int64(dp.StartTimestamp()) / 1e6
+			}
+			t.appendSeriesV2(st, lbls, meta, v, ms, start)
+			continue
 		}
 		t.appendSeries(st, lbls, v, ms)
 	}
@@ -347,42 +350,3 @@ func sampleFieldSize(ms int64) int { return fieldSize(sampleSize(ms)) }
 // fieldSize is the size of a length-delimited field of a one-byte tag and
 // a message of n bytes.
 func fieldSize(n int) int { return 1 + protowire.SizeBytes(n) }
-
-// appendMissing appends the labels of add whose name is not among
-// dst[first:] yet: attributes win over job/instance and external labels.
-func appendMissing(dst []prompb.Label, first int, add []prompb.Label) []prompb.Label {
-	for _, a := range add {
-		if !slices.ContainsFunc(dst[first:], func(l prompb.Label) bool { return l.Name == a.Name }) {
-			dst = append(dst, a)
-		}
-	}
-	return dst
-}
-
-func cmpLabel(a, b prompb.Label) int { return strings.Compare(a.Name, b.Name) }
-
-// hasDuplicate reports whether sorted labels repeat a name.
-func hasDuplicate(l []prompb.Label) bool {
-	for i := 1; i < len(l); i++ {
-		if l[i].Name == l[i-1].Name {
-			return true
-		}
-	}
-	return false
-}
-
-// mergeDuplicates joins, in sorted labels, the values of labels whose names
-// became equal once translated ("a.b" and "a_b"), as contrib does: "x;y".
-func mergeDuplicates(l []prompb.Label) []prompb.Label {
-	out := l[:0]
-	for _, x := range l {
-		if n := len(out); n > 0 && out[n-1].Name == x.Name {
-			if out[n-1].Value != x.Value {
-				out[n-1].Value += ";" + x.Value
-			}
-			continue
-		}
-		out = append(out, x)
-	}
-	return out
-}
