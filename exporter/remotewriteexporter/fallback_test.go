@@ -8,10 +8,12 @@ import (
 	"net/http"
 	"strconv"
 	"testing"
+	"time"
 
 	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/prometheus/prometheus/prompb"
 )
@@ -106,4 +108,28 @@ func TestV2PartialWriteCounted(t *testing.T) {
 	require.Len(t, lines, 1)
 	assert.Equal(t, int64(2), lines[0].ContextMap()["items"])
 	assert.Equal(t, int64(4), e.report.NotStoredTotal())
+}
+
+// With merge_window, the items a large batch is split into (spilled before
+// the window ends) are 2.0 requests too, each with its own symbols.
+func TestV2MergeSpillKeepsProtocol(t *testing.T) {
+	rec := newRecorder(t, func(_ int, h http.Header) (int, http.Header) { return 204, written(h, 5) })
+	cfg := v2Config(rec.srv.URL)
+	cfg.MergeWindow = time.Hour
+	cfg.QueueConfig.Get().Sizer = exporterhelper.RequestSizerTypeItems
+	cfg.QueueConfig.Get().QueueSize = 10
+	e, _ := start(t, cfg)
+	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(1, 60)))
+	_, err := e.flushPending(context.Background())
+	require.NoError(t, err)
+	waitFor(t, "12 requests", func() bool { return rec.count() == 12 && e.queued.Load() == 0 })
+	series := 0
+	for _, a := range rec.all() {
+		assert.Equal(t, "2.0.0", a.header.Get("X-Prometheus-Remote-Write-Version"))
+		var req writev2.Request
+		require.NoError(t, req.Unmarshal(a.raw))
+		assert.Equal(t, "", req.Symbols[0])
+		series += len(req.Timeseries)
+	}
+	assert.Equal(t, 60, series)
 }

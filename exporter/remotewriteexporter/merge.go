@@ -144,6 +144,7 @@ func (e *remoteWrite) spillLocked(ctx context.Context, st *batchState) {
 		return
 	}
 	req := newRequest(st.payloads, st.samples)
+	req.proto = st.proto
 	st.payloads, st.samples, st.bytes, st.itemsDone = nil, nil, 0, 0
 	err := e.tooLarge(req, "an item of merged batches")
 	if err == nil {
