@@ -70,11 +70,31 @@ type symbolTable struct {
 	added []string // symbols of the series being written, not in raw yet
 	ids   []uint32 // the series' label references
 	units map[string]string
+	// prev and prevIDs are the strings of the series before and their
+	// references, by position: the series of a metric differ in a label
+	// or two, and a string compare is cheaper than a map lookup.
+	prev    []string
+	prevIDs []uint32
 }
 
 func (s *symbolTable) reset() {
 	clear(s.refs)
 	s.added = s.added[:0]
+	s.prev, s.prevIDs = s.prev[:0], s.prevIDs[:0]
+}
+
+// refAt is ref(v) for the string at position i of a series.
+func (s *symbolTable) refAt(i int, v string) uint32 {
+	if i < len(s.prev) && s.prev[i] == v {
+		return s.prevIDs[i]
+	}
+	r := s.ref(v)
+	if i < len(s.prev) {
+		s.prev[i], s.prevIDs[i] = v, r
+	} else {
+		s.prev, s.prevIDs = append(s.prev, v), append(s.prevIDs, r)
+	}
+	return r
 }
 
 // ref returns the reference of v, adding it when it is new.
@@ -182,11 +202,12 @@ func (t *translator) appendSeriesV2(st *batchState, lbls []prompb.Label, meta se
 func internV2(s *symbolTable, lbls []prompb.Label, meta seriesMeta, ms, startMs int64) int {
 	s.added = s.added[:0]
 	s.ids = s.ids[:0]
-	for _, l := range lbls {
-		s.ids = append(s.ids, s.ref(l.Name), s.ref(l.Value))
+	for i, l := range lbls {
+		s.ids = append(s.ids, s.refAt(2*i, l.Name), s.refAt(2*i+1, l.Value))
 	}
-	s.ids = append(s.ids, s.ref(meta.help), s.ref(meta.unit))
-	n := 0
+	n := 2 * len(lbls)
+	s.ids = append(s.ids, s.refAt(n, meta.help), s.refAt(n+1, meta.unit))
+	n = 0
 	for _, sym := range s.added {
 		n += fieldSize(len(sym))
 	}
