@@ -66,7 +66,8 @@ type Config struct {
 	// timestamp). A 2.0 endpoint that answers 415, or a 2xx without the
 	// 2.0 X-Prometheus-Remote-Write-*-Written headers (an endpoint that
 	// read the request as 1.0 and found nothing in it), makes the
-	// exporter send 1.0 from then on, that request included.
+	// exporter send 1.0 from then on (until it restarts), that request
+	// included.
 	ProtobufMessage string `mapstructure:"protobuf_message"`
 
 	// RetryOnAuthErrors keeps a request the endpoint answers 401 or 403
