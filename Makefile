@@ -167,15 +167,18 @@ $(PROMETHEUS3):
 # module proxy into bin/thanos; THANOS_BIN names another. `go install
 # ...@version` refuses Thanos (its go.mod has replace directives), so the
 # module's source is downloaded from the proxy and built as the main module,
-# with its own go.mod and go.sum; nothing is added to ours. v0.42.5 needs Go
-# 1.26.10, hence v0.42.4.
+# with its own go.mod and go.sum; nothing is added to ours. Its release
+# build's tags (.promu.yml): without slicelabels, receive panics on its first
+# store API answer (its labels are cast to Prometheus' slice layout). v0.42.5
+# needs Go 1.26.10, hence v0.42.4.
 .PHONY: thanos
 thanos: $(THANOS)
 
 $(THANOS):
 	mkdir -p bin
 	dir=$$(cd / && GOFLAGS= $(GO) mod download -json github.com/thanos-io/thanos@$(THANOS_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p') && \
-		test -n "$$dir" && cd "$$dir" && GOFLAGS= $(GO) build -trimpath -o $(CURDIR)/$@.tmp ./cmd/thanos
+		test -n "$$dir" && cd "$$dir" && GOFLAGS= $(GO) build -trimpath -tags netgo,slicelabels \
+		-ldflags '-X github.com/prometheus/common/version.Version=$(THANOS_VERSION:v%=%)' -o $(CURDIR)/$@.tmp ./cmd/thanos
 	mv $@.tmp $@
 
 # soak: the collector with config/prometheus-remote-write.yaml against the
