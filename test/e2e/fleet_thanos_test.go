@@ -176,10 +176,25 @@ func TestFleetThanos(t *testing.T) {
 		}
 		t.Logf("%s: %d samples (%d scrapes) in the %v around the kill, %d lost through the querier", h.name, len(want), scrapes, window, len(lost))
 	}
+	// A request the receivers refused for its content (4xx) is dropped by
+	// the collector; one that failed as the receiver died (5xx) is retried.
 	for _, r := range rs[:2] {
 		if !r.proc.Running() {
 			t.Fatalf("%s exited:\n%s", r.name, r.proc.Log.String())
 		}
+		codes, forwards, err := receiverWrites(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s answered remote-write requests %v; forwards to the other receivers %v", r.name, codes, forwards)
+		for code := range codes {
+			if strings.HasPrefix(code, "4") {
+				t.Errorf("%s refused requests: %v", r.name, codes)
+			}
+		}
+	}
+	for _, h := range hosts {
+		t.Logf("%s: %d lines of the collector's log on a failed request", h.name, strings.Count(h.rw.Log.String(), "failed; the batch waits"))
 	}
 
 	checkThanosSeries(ctx, t, q, hosts, "after the kill")

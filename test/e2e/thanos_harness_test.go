@@ -182,3 +182,29 @@ func sampleSet(m model.Matrix, drop ...model.LabelName) map[string]bool {
 func familyOf(key string) string {
 	return key[:strings.IndexAny(key+"{@", "{@")]
 }
+
+// receiverWrites returns, from the receiver's own metrics, the remote-write
+// requests it answered by HTTP code ("200": n) and its forwards to the
+// other receivers by result.
+func receiverWrites(ctx context.Context, r *thanosReceiver) (codes, forwards map[string]float64, err error) {
+	mfs, err := harness.Scrape(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", r.httpPort))
+	if err != nil {
+		return nil, nil, err
+	}
+	codes, forwards = map[string]float64{}, map[string]float64{}
+	for _, m := range mfs["thanos_receive_write_timeseries"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "code" {
+				codes[l.GetValue()] += float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	for _, m := range mfs["thanos_receive_forward_requests_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "result" {
+				forwards[l.GetValue()] += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return codes, forwards, nil
+}
