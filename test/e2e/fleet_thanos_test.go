@@ -31,12 +31,29 @@ var thanosHosts = []string{"gpu-thanos-a", "gpu-thanos-b", "gpu-thanos-c"}
 // Thanos receive's default tenant header); receive stores it as tenant_id.
 const thanosTenant = "gpu-east"
 
+// thanosLimits are the tenant's per-request limits (receive's limits
+// file): a request over any of them is refused with 413, which no
+// remote-write client retries. size_bytes_limit applies to the body and to
+// it decompressed.
+const thanosLimits = `write:
+  tenants:
+    ` + thanosTenant + `:
+      request:
+        size_bytes_limit: 10000
+        series_limit: 100
+        samples_limit: 500
+`
+
 // thanosOverride adds to config/prometheus-remote-write.yaml the tenant
-// header and a second remote_write into a plain Prometheus that is never
-// stopped: it receives the very samples (the same scrapes, the same
-// timestamps) and so is the reference of what the hashring must hold.
+// header, requests that fit the tenant's limits (max_batch_size_bytes,
+// before compression, below size_bytes_limit, and series_limit and
+// samples_limit above what that many bytes of ernic series hold), and a
+// second remote_write into a plain Prometheus that is never stopped: it
+// receives the very samples (the same scrapes, the same timestamps) and so
+// is the reference of what the hashring must hold.
 const thanosOverride = `exporters:
   remote_write:
+    max_batch_size_bytes: 8000
     headers:
       THANOS-TENANT: ` + thanosTenant + `
   remote_write/reference:
@@ -50,7 +67,8 @@ service:
 // TestFleetThanos: three hosts with real host names push with the shipped
 // remote-write config, and the header THANOS-TENANT, into a horizontally
 // scaled backend: three Thanos receivers in one hashring with replication
-// factor 2, read through Thanos query. Every series of each host's own
+// factor 2 and per-request limits for the tenant, read through Thanos
+// query. No request is refused. Every series of each host's own
 // endpoint is readable through the querier with its values, under the
 // host's instance and the tenant's tenant_id; each series is stored on two
 // receivers. Then a receiver that holds replicas is killed (SIGKILL) mid-run:
@@ -69,7 +87,7 @@ func TestFleetThanos(t *testing.T) {
 	thanos := harness.ThanosBinary(t)
 	board, _, _ := loadBoardAndRules(t)
 
-	rs := startThanosReceivers(t, thanos, 3, 2)
+	rs := startThanosReceivers(t, thanos, 3, 2, thanosLimits)
 	q := startThanosQuery(ctx, t, thanos, rs)
 	ref := harness.StartRemoteWritePrometheus(t, "", "1d")
 	override := harness.WriteFile(t, "fleet.yaml", fleetOverride)
@@ -182,14 +200,15 @@ func TestFleetThanos(t *testing.T) {
 		if !r.proc.Running() {
 			t.Fatalf("%s exited:\n%s", r.name, r.proc.Log.String())
 		}
-		codes, forwards, err := receiverWrites(ctx, r)
+		w, err := readReceiverWrites(ctx, r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%s answered remote-write requests %v; forwards to the other receivers %v", r.name, codes, forwards)
-		for code := range codes {
+		t.Logf("%s answered remote-write requests %v (series, samples per request %.1f, %.1f); forwards to the other receivers %v",
+			r.name, w.codes, w.series, w.samples, w.forwards)
+		for code := range w.codes {
 			if strings.HasPrefix(code, "4") {
-				t.Errorf("%s refused requests: %v", r.name, codes)
+				t.Errorf("%s refused requests: %v", r.name, w.codes)
 			}
 		}
 	}

@@ -40,9 +40,10 @@ func (r *thanosReceiver) writeURL() string {
 }
 
 // startThanosReceivers starts n receivers in one hashring (ketama) that
-// writes every series to rf of them, each on loopback ports of its own, and
-// waits until each is ready.
-func startThanosReceivers(t *testing.T, bin string, n, rf int) []*thanosReceiver {
+// writes every series to rf of them, each on loopback ports of its own,
+// with the limits configuration limits (receive's limits file; none when
+// ""), and waits until each is ready.
+func startThanosReceivers(t *testing.T, bin string, n, rf int, limits string) []*thanosReceiver {
 	t.Helper()
 	var rs []*thanosReceiver
 	var endpoints []string
@@ -56,10 +57,14 @@ func startThanosReceivers(t *testing.T, bin string, n, rf int) []*thanosReceiver
 		t.Fatal(err)
 	}
 	ringFile := harness.WriteFile(t, "hashrings.json", string(ring))
+	var extra []string
+	if limits != "" {
+		extra = append(extra, "--receive.limits-config-file="+harness.WriteFile(t, "limits.yaml", limits))
+	}
 	for _, r := range rs {
 		r.proc = harness.Start(t, harness.Launch{
 			Name: "thanos receive " + r.name, Path: bin, StopWait: 15 * time.Second,
-			Args: []string{"receive",
+			Args: append([]string{"receive",
 				"--tsdb.path=" + filepath.Join(t.TempDir(), "tsdb"),
 				"--tsdb.retention=1d",
 				"--remote-write.address=" + harness.LoopbackAddr(r.writePort),
@@ -72,7 +77,7 @@ func startThanosReceivers(t *testing.T, bin string, n, rf int) []*thanosReceiver
 				"--receive.local-endpoint=" + harness.LoopbackAddr(r.grpcPort),
 				fmt.Sprintf("--receive.replication-factor=%d", rf),
 				fmt.Sprintf("--label=%s=%q", thanosReplicaLabel, r.name),
-			},
+			}, extra...),
 		})
 	}
 	for _, r := range rs {
@@ -183,28 +188,43 @@ func familyOf(key string) string {
 	return key[:strings.IndexAny(key+"{@", "{@")]
 }
 
-// receiverWrites returns, from the receiver's own metrics, the remote-write
-// requests it answered by HTTP code ("200": n) and its forwards to the
-// other receivers by result.
-func receiverWrites(ctx context.Context, r *thanosReceiver) (codes, forwards map[string]float64, err error) {
+// receiverWrites is what a receiver's own metrics say of the remote-write
+// requests it answered.
+type receiverWrites struct {
+	codes           map[string]float64 // requests by HTTP code
+	series, samples float64            // per request, on average
+	forwards        map[string]float64 // forwards to the other receivers by result
+}
+
+// readReceiverWrites scrapes r's metrics.
+func readReceiverWrites(ctx context.Context, r *thanosReceiver) (receiverWrites, error) {
+	w := receiverWrites{codes: map[string]float64{}, forwards: map[string]float64{}}
 	mfs, err := harness.Scrape(ctx, fmt.Sprintf("http://127.0.0.1:%d/metrics", r.httpPort))
 	if err != nil {
-		return nil, nil, err
+		return w, err
 	}
-	codes, forwards = map[string]float64{}, map[string]float64{}
+	var n, series, samples float64
 	for _, m := range mfs["thanos_receive_write_timeseries"].GetMetric() {
 		for _, l := range m.GetLabel() {
 			if l.GetName() == "code" {
-				codes[l.GetValue()] += float64(m.GetHistogram().GetSampleCount())
+				w.codes[l.GetValue()] += float64(m.GetHistogram().GetSampleCount())
 			}
 		}
+		n += float64(m.GetHistogram().GetSampleCount())
+		series += m.GetHistogram().GetSampleSum()
+	}
+	for _, m := range mfs["thanos_receive_write_samples"].GetMetric() {
+		samples += m.GetHistogram().GetSampleSum()
+	}
+	if n > 0 {
+		w.series, w.samples = series/n, samples/n
 	}
 	for _, m := range mfs["thanos_receive_forward_requests_total"].GetMetric() {
 		for _, l := range m.GetLabel() {
 			if l.GetName() == "result" {
-				forwards[l.GetValue()] += m.GetCounter().GetValue()
+				w.forwards[l.GetValue()] += m.GetCounter().GetValue()
 			}
 		}
 	}
-	return codes, forwards, nil
+	return w, nil
 }
