@@ -15,6 +15,11 @@ OTELCOL := build/otelcol-ernic/otelcol-ernic
 PROMETHEUS3_VERSION := v0.316.0
 PROMETHEUS3 := bin/prometheus3
 
+# Thanos (receive and query) for the fleet test against a sharded,
+# replicated backend (target thanos, below).
+THANOS_VERSION := v0.42.4
+THANOS := bin/thanos
+
 SIM := bin/ernic-sim
 
 # The receiver is a Go module of its own (its go.mod): its Go commands run
@@ -157,11 +162,11 @@ fuzz:
 # and check its Prometheus output (test/e2e, build tag e2e). The remote-write
 # tests start Prometheus servers: `prometheus` must be on PATH (Debian's
 # package; .ci/run installs it) or named by PROMETHEUS_BIN; the fleet test
-# also Prometheus 3 (bin/prometheus3, built here once) and root (it sets
-# host names with unshare --uts). test/dashboards
+# also Prometheus 3 (bin/prometheus3, built here once), Thanos (bin/thanos,
+# likewise) and root (it sets host names with unshare --uts). test/dashboards
 # checks dashboards/ with promtool (same package; or PROMTOOL_BIN).
-e2e-test: otelcol $(if $(PROMETHEUS3_BIN),,$(PROMETHEUS3))
-	OTELCOL_BIN=$(CURDIR)/$(OTELCOL) PROMETHEUS3_BIN=$${PROMETHEUS3_BIN:-$(CURDIR)/$(PROMETHEUS3)} $(GO) test -tags e2e -count=1 -v ./test/e2e/... ./test/deploy/... ./test/dashboards/...
+e2e-test: otelcol $(if $(PROMETHEUS3_BIN),,$(PROMETHEUS3)) $(if $(THANOS_BIN),,$(THANOS))
+	OTELCOL_BIN=$(CURDIR)/$(OTELCOL) PROMETHEUS3_BIN=$${PROMETHEUS3_BIN:-$(CURDIR)/$(PROMETHEUS3)} THANOS_BIN=$${THANOS_BIN:-$(CURDIR)/$(THANOS)} $(GO) test -tags e2e -count=1 -v ./test/e2e/... ./test/deploy/... ./test/dashboards/...
 
 # prometheus3: Prometheus 3 for the fleet test (test/e2e/fleet_test.go: its
 # OTLP receiver, which Debian's 2.42 lacks), built once from the Go module
@@ -174,6 +179,25 @@ $(PROMETHEUS3):
 	mkdir -p build/prometheus3
 	GOBIN=$(CURDIR)/build/prometheus3 $(GO) install github.com/prometheus/prometheus/cmd/prometheus@$(PROMETHEUS3_VERSION)
 	mkdir -p bin && mv build/prometheus3/prometheus $@
+
+# thanos: Thanos for TestFleetThanos (test/e2e/fleet_thanos_test.go:
+# receive, hashring and replication, and query), built once from the Go
+# module proxy into bin/thanos; THANOS_BIN names another. `go install
+# ...@version` refuses Thanos (its go.mod has replace directives), so the
+# module's source is downloaded from the proxy and built as the main module,
+# with its own go.mod and go.sum; nothing is added to ours. Its release
+# build's tags (.promu.yml): without slicelabels, receive panics on its first
+# store API answer (its labels are cast to Prometheus' slice layout). v0.42.5
+# needs Go 1.26.10, hence v0.42.4.
+.PHONY: thanos
+thanos: $(THANOS)
+
+$(THANOS):
+	mkdir -p bin
+	dir=$$(cd / && GOFLAGS= $(GO) mod download -json github.com/thanos-io/thanos@$(THANOS_VERSION) | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$$/\1/p') && \
+		test -n "$$dir" && cd "$$dir" && GOFLAGS= $(GO) build -trimpath -tags netgo,slicelabels \
+		-ldflags '-X github.com/prometheus/common/version.Version=$(THANOS_VERSION:v%=%)' -o $(CURDIR)/$@.tmp ./cmd/thanos
+	mv $@.tmp $@
 
 # soak: the collector with config/prometheus-remote-write.yaml against the
 # chaos simulator (internal/sim/chaos.go) and a real Prometheus for

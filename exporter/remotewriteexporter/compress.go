@@ -31,6 +31,7 @@ const chunkBytes = 64 << 10
 type buffers struct {
 	raw, comp []byte
 	blockEnds []int
+	sym       *symbolTable // 2.0 only
 }
 
 // bufferPool keeps the buffers from one item to the next. Without it, the
@@ -83,7 +84,7 @@ func (st *batchState) flush() {
 		// The blocks are snappy.Encode's: only a request of 4 GiB or
 		// more fails here, which max_batch_size_bytes rules out
 		// (Validate). Its samples are counted as not translated.
-		st.skipped += st.inRaw
+		st.skipped[tooLarge] += st.inRaw
 	} else {
 		st.payloads = append(st.payloads, p)
 		st.samples = append(st.samples, st.inRaw)
@@ -91,4 +92,8 @@ func (st *batchState) flush() {
 		st.itemsDone += st.inRaw
 	}
 	st.comp, st.blockEnds, st.rawDone, st.inRaw = st.comp[:0], st.blockEnds[:0], 0, 0
+	st.cuts++
+	if st.sym != nil {
+		st.sym.reset() // the next 2.0 request has symbols of its own
+	}
 }

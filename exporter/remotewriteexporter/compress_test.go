@@ -18,6 +18,7 @@ import (
 // order, and it is what golang/snappy makes of the whole request.
 func TestRequestCompressedInChunks(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
+	cfg.MaxSamplesPerSend = 20_000
 	md := batch(7, 20_000) // about 1.2 MB raw: 19 blocks
 	req, err := newTranslator(cfg).translate(md)
 	require.NoError(t, err)
@@ -41,6 +42,7 @@ func TestRequestCompressedInChunks(t *testing.T) {
 func TestRequestsCutAcrossChunks(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.MaxBatchSizeBytes = 3*chunkBytes + 777
+	cfg.MaxSamplesPerSend = 30_000 // cut by bytes only
 	req, err := newTranslator(cfg).translate(batch(1, 30_000))
 	require.NoError(t, err)
 	require.Greater(t, len(req.payloads), 5)

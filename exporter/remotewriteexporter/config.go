@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -51,6 +52,30 @@ type Config struct {
 	// sent as several requests. Default 3,000,000, at most 1 GiB; a
 	// single series larger than the bound still goes out alone.
 	MaxBatchSizeBytes int `mapstructure:"max_batch_size_bytes"`
+
+	// MaxSamplesPerSend bounds one remote-write request in samples, as
+	// Prometheus' queue_config of that name (default 2000, Prometheus 3's):
+	// a request ends at whichever of this and max_batch_size_bytes comes
+	// first.
+	MaxSamplesPerSend int `mapstructure:"max_samples_per_send"`
+
+	// ProtobufMessage is the remote-write message sent, as Prometheus'
+	// remote_write setting of that name: prometheus.WriteRequest (remote
+	// write 1.0, the default) or io.prometheus.write.v2.Request (2.0: a
+	// symbol table, metadata per series, and each counter's start
+	// timestamp). A 2.0 endpoint that answers 415, or a 2xx without the
+	// 2.0 X-Prometheus-Remote-Write-*-Written headers (an endpoint that
+	// read the request as 1.0 and found nothing in it), makes the
+	// exporter send 1.0 from then on (until it restarts), that request
+	// included.
+	ProtobufMessage string `mapstructure:"protobuf_message"`
+
+	// RetryOnAuthErrors keeps a request the endpoint answers 401 or 403
+	// in the queue, retried with backoff, for a credential rotation to
+	// catch up with. Off by default: the remote-write specification says a
+	// sender must not retry a 4xx other than 429, so by default such a
+	// request is dropped and counted like any other refusal.
+	RetryOnAuthErrors bool `mapstructure:"retry_on_auth_errors"`
 
 	// MergeWindow, when positive, writes the batches that come within it
 	// of the first into the same requests (in order, each request still
@@ -100,6 +125,17 @@ func (cfg *Config) Validate() error {
 	if cfg.MaxBatchSizeBytes <= 0 || cfg.MaxBatchSizeBytes > maxBatchSizeLimit {
 		errs = append(errs, fmt.Errorf("max_batch_size_bytes %d: must be positive and at most %d", cfg.MaxBatchSizeBytes, maxBatchSizeLimit))
 	}
+	if cfg.ProtobufMessage != messageV1 && cfg.ProtobufMessage != messageV2 {
+		errs = append(errs, fmt.Errorf("protobuf_message %q: must be %s (remote write 1.0) or %s (2.0)", cfg.ProtobufMessage, messageV1, messageV2))
+	}
+	if cfg.MaxSamplesPerSend <= 0 {
+		errs = append(errs, fmt.Errorf("max_samples_per_send %d: must be positive", cfg.MaxSamplesPerSend))
+	}
+	for k := range cfg.Headers.Iter {
+		if reservedHeader(k) {
+			errs = append(errs, fmt.Errorf("headers: %q is set by the remote-write protocol and cannot be overridden", k))
+		}
+	}
 	for k, v := range cfg.ExternalLabels {
 		if strings.TrimSpace(k) == "" || v == "" {
 			errs = append(errs, fmt.Errorf("external_labels: %q=%q: neither the name nor the value may be empty", k, v))
@@ -112,4 +148,17 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, errors.New("sending_queue::batch: not supported by this exporter; requests are cut by max_batch_size_bytes (merge_window joins batches)"))
 	}
 	return errors.Join(errs...)
+}
+
+// reservedHeader reports whether the remote-write specification, or this
+// exporter, sets header name itself: a receiver would misread a request
+// whose protocol headers a configuration changed (Prometheus refuses to
+// start with them). Authorization is not reserved: it is how a static
+// credential is configured.
+func reservedHeader(name string) bool {
+	switch http.CanonicalHeaderKey(strings.TrimSpace(name)) {
+	case "X-Prometheus-Remote-Write-Version", "Content-Encoding", "Content-Type", "Content-Length", "User-Agent":
+		return true
+	}
+	return false
 }

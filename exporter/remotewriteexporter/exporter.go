@@ -174,9 +174,7 @@ func (e *remoteWrite) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) er
 		return e.merge(ctx, md)
 	}
 	req, err := e.tr.translate(md)
-	if err != nil {
-		e.report.Untranslated(err)
-	}
+	e.reportUntranslated(err)
 	if len(req.payloads) == 0 {
 		return nil
 	}
@@ -313,6 +311,9 @@ func (e *remoteWrite) deliver(ctx context.Context, req *request) error {
 			bo.Reset()
 		}
 		wait := bo.NextBackOff()
+		if se := (*sendError)(nil); errors.As(err, &se) && se.retryAfter > wait {
+			wait = se.retryAfter // the endpoint's Retry-After, when longer
+		}
 		if retry.MaxElapsedTime > 0 && time.Since(first)+wait > retry.MaxElapsedTime {
 			e.report.Dropped("retried for max_elapsed_time", req.ItemsCount(), req.bytes, e.backlog())
 			e.finish(req)
@@ -349,32 +350,6 @@ func (e *remoteWrite) wait(ctx context.Context, req *request, d time.Duration) e
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// sendFrom sends req's payloads from req.next on. It returns the first
-// failure that should be retried; rejected payloads are reported and
-// skipped.
-func (e *remoteWrite) sendFrom(ctx context.Context, req *request) error {
-	for ; req.next < len(req.payloads); req.next++ {
-		select {
-		case <-e.stop:
-			// Stopping: no new attempt, so that draining an in-memory
-			// queue at shutdown does not take a timeout per batch.
-			return errors.New("remote_write: stopping")
-		default:
-		}
-		err := e.post(ctx, req.payloads[req.next])
-		var se *sendError
-		switch {
-		case err == nil:
-			e.report.Delivered(req.samples[req.next], e.backlog())
-		case errors.As(err, &se) && se.rejected:
-			e.report.Rejected(se.cause, se.err, req.samples[req.next], e.backlog())
-		default:
-			return err
-		}
-	}
-	return nil
 }
 
 // finish takes a batch out of this process's queue accounting.

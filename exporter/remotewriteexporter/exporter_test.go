@@ -301,11 +301,19 @@ func TestConfigValidate(t *testing.T) {
 		mod  func(*Config)
 		want string
 	}{
-		"no endpoint":    {func(c *Config) { c.Endpoint = "" }, "endpoint: the remote-write URL is required"},
-		"not http":       {func(c *Config) { c.Endpoint = "ftp://x/y" }, "must be an http:// or https:// URL"},
-		"no batch bound": {func(c *Config) { c.MaxBatchSizeBytes = 0 }, "max_batch_size_bytes 0"},
-		"empty label":    {func(c *Config) { c.ExternalLabels = map[string]string{"host": ""} }, "external_labels"},
-		"negative merge": {func(c *Config) { c.MergeWindow = -time.Second }, "merge_window -1s: must not be negative"},
+		"no endpoint":     {func(c *Config) { c.Endpoint = "" }, "endpoint: the remote-write URL is required"},
+		"not http":        {func(c *Config) { c.Endpoint = "ftp://x/y" }, "must be an http:// or https:// URL"},
+		"no batch bound":  {func(c *Config) { c.MaxBatchSizeBytes = 0 }, "max_batch_size_bytes 0"},
+		"empty label":     {func(c *Config) { c.ExternalLabels = map[string]string{"host": ""} }, "external_labels"},
+		"negative merge":  {func(c *Config) { c.MergeWindow = -time.Second }, "merge_window -1s: must not be negative"},
+		"unknown message": {func(c *Config) { c.ProtobufMessage = "v2" }, `protobuf_message "v2": must be prometheus.WriteRequest (remote write 1.0) or io.prometheus.write.v2.Request (2.0)`},
+		"no sample bound": {func(c *Config) { c.MaxSamplesPerSend = 0 }, "max_samples_per_send 0: must be positive"},
+		"version header": {func(c *Config) { c.Headers.Set("x-prometheus-remote-write-version", "2.0.0") },
+			`headers: "x-prometheus-remote-write-version" is set by the remote-write protocol`},
+		"content type":     {func(c *Config) { c.Headers.Set("Content-Type", "text/plain") }, `headers: "Content-Type" is set`},
+		"content encoding": {func(c *Config) { c.Headers.Set("CONTENT-ENCODING", "gzip") }, `headers: "CONTENT-ENCODING" is set`},
+		"content length":   {func(c *Config) { c.Headers.Set("Content-Length", "1") }, `headers: "Content-Length" is set`},
+		"user agent":       {func(c *Config) { c.Headers.Set("user-agent", "x") }, `headers: "user-agent" is set`},
 		"queue batching": {func(c *Config) {
 			c.QueueConfig.Get().Batch = configoptional.Some(exporterhelper.NewDefaultBatchConfig())
 		}, "sending_queue::batch"},
@@ -316,4 +324,9 @@ func TestConfigValidate(t *testing.T) {
 			assert.ErrorContains(t, cfg.Validate(), tc.want)
 		})
 	}
+	// Authorization is how a static credential is set: allowed.
+	cfg := testConfig("http://127.0.0.1:1/api/v1/write")
+	cfg.Headers.Set("Authorization", "Bearer x")
+	cfg.Headers.Set("X-Scope-OrgID", "tenant")
+	assert.NoError(t, cfg.Validate())
 }

@@ -40,6 +40,8 @@ func createDefaultConfig() component.Config {
 		QueueConfig:                   configoptional.Some(queue),
 		BackOffConfig:                 retry,
 		MaxBatchSizeBytes:             3_000_000,
+		MaxSamplesPerSend:             2000,
+		ProtobufMessage:               messageV1,
 		ResourceToTelemetryConversion: promname.ResourceToTelemetrySettings{Enabled: true},
 	}
 }

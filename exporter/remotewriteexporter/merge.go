@@ -81,9 +81,7 @@ func (e *remoteWrite) merge(ctx context.Context, md pmetric.Metrics) error {
 	}
 	skipped := e.tr.add(m.pending, md)
 	m.pending.spill = nil
-	if skipped > 0 {
-		e.report.Untranslated(skippedError(skipped))
-	}
+	e.reportUntranslated(skipped.err())
 	if !e.full(m.pending) {
 		return nil
 	}
@@ -146,6 +144,7 @@ func (e *remoteWrite) spillLocked(ctx context.Context, st *batchState) {
 		return
 	}
 	req := newRequest(st.payloads, st.samples)
+	req.proto = st.proto
 	st.payloads, st.samples, st.bytes, st.itemsDone = nil, nil, 0, 0
 	err := e.tooLarge(req, "an item of merged batches")
 	if err == nil {

@@ -36,6 +36,8 @@ type request struct {
 	// id is unique and grows with the time the batch was made; it is
 	// stored with the batch (see movedBatches).
 	id uint64
+	// proto is the message the payloads are encoded in.
+	proto protocol
 }
 
 // lastID is the last request id handed out.
@@ -56,7 +58,7 @@ func nextID() uint64 {
 var _ xexporterhelper.Request = (*request)(nil)
 
 func newRequest(payloads [][]byte, samples []int) *request {
-	r := &request{payloads: payloads, samples: samples, id: nextID()}
+	r := &request{payloads: payloads, samples: samples, id: nextID(), proto: protocolV1}
 	for _, p := range payloads {
 		r.bytes += len(p)
 	}
@@ -97,7 +99,7 @@ func (r *request) size(sizer exporterhelper.RequestSizerType) int64 {
 }
 
 // encoding stores a request in the persistent queue: a version byte, the
-// id, the payload count, then per payload its sample count, its length and
+// protocol (a byte: 1 or 2), the id, the payload count, then per payload its sample count, its length and
 // its bytes (unsigned varints). What was already sent is not kept apart:
 // after a restart the whole batch is sent again, which a remote-write
 // receiver takes as duplicates of the same samples.
@@ -106,7 +108,13 @@ type encoding struct {
 	moved *movedBatches
 }
 
-const encodingVersion = 2
+// encodingVersion is the stored form written; encodingV1Only, the form of
+// the builds before remote write 2.0 (no protocol byte: 1.0), is still
+// read.
+const (
+	encodingVersion = 3
+	encodingV1Only  = 2
+)
 
 func (c encoding) Marshal(_ context.Context, req xexporterhelper.Request) ([]byte, error) {
 	r, ok := req.(*request)
@@ -120,7 +128,7 @@ func (c encoding) Marshal(_ context.Context, req xexporterhelper.Request) ([]byt
 		// being sent when the last process ended.
 		c.moved.add(r)
 	}
-	buf = append(buf, encodingVersion)
+	buf = append(buf, encodingVersion, byte(r.proto))
 	buf = binary.AppendUvarint(buf, r.id)
 	buf = binary.AppendUvarint(buf, uint64(len(r.payloads)))
 	for i, p := range r.payloads {
@@ -135,10 +143,15 @@ func (encoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Request, e
 	bad := func(what string) error {
 		return fmt.Errorf("remote_write: stored request of %d bytes: %s", len(b), what)
 	}
-	if len(b) == 0 || b[0] != encodingVersion {
+	proto := protocolV1
+	switch {
+	case len(b) >= 2 && b[0] == encodingVersion && (b[1] == byte(protocolV1) || b[1] == byte(protocolV2)):
+		proto, b = protocol(b[1]), b[2:]
+	case len(b) >= 1 && b[0] == encodingV1Only:
+		b = b[1:]
+	default:
 		return nil, nil, bad("unknown version")
 	}
-	b = b[1:]
 	id, k := binary.Uvarint(b)
 	if k <= 0 {
 		return nil, nil, bad("bad id")
@@ -170,7 +183,7 @@ func (encoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Request, e
 		return nil, nil, bad("bytes after the last payload")
 	}
 	r := newRequest(payloads, samples)
-	r.restored, r.id = true, id
+	r.restored, r.id, r.proto = true, id, proto
 	return context.Background(), r, nil
 }
 

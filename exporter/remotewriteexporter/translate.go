@@ -4,10 +4,10 @@
 package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter"
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/prompb"
@@ -30,15 +30,20 @@ import (
 // resource_to_telemetry_conversion (on by default) every resource
 // attribute is a label too (promname.PointLabels); an
 // external label is added unless an attribute has its name; a point without
-// a recorded value is a staleness marker. Delta sums, histograms and
-// summaries are not translated (none comes from the ernic receiver): they
-// are counted in the returned error. It writes the series straight from
+// a recorded value is a staleness marker. Delta sums, histograms,
+// exponential histograms and summaries are not translated (none comes from
+// the ernic receiver): their points are counted by type (untranslated.go). It writes the series straight from
 // the batch instead of through contrib's map of series: at 64x1024 that map
 // cost 14 CPU s/min, more than the whole collector may (docs/performance.md).
 type translator struct {
 	external []prompb.Label // sorted by name
 	maxBytes int
-	names    *promname.Namer
+	// maxSamples bounds a request in samples (max_samples_per_send).
+	maxSamples int
+	// proto is the protocol new requests are written in (a protocol;
+	// 1.0 after a 2.0 endpoint turned out to take 1.0 only).
+	proto atomic.Uint32
+	names *promname.Namer
 	// promote makes resource attributes labels
 	// (resource_to_telemetry_conversion).
 	promote bool
@@ -50,14 +55,19 @@ type translator struct {
 
 func newTranslator(cfg *Config) *translator {
 	t := &translator{
-		maxBytes: cfg.MaxBatchSizeBytes,
-		names:    promname.New(),
-		promote:  cfg.ResourceToTelemetryConversion.Enabled,
+		maxBytes:   cfg.MaxBatchSizeBytes,
+		maxSamples: cfg.MaxSamplesPerSend,
+		names:      promname.New(),
+		promote:    cfg.ResourceToTelemetryConversion.Enabled,
 	}
 	for k, v := range cfg.ExternalLabels {
 		t.external = append(t.external, prompb.Label{Name: k, Value: v})
 	}
 	slices.SortFunc(t.external, func(a, b prompb.Label) int { return strings.Compare(a.Name, b.Name) })
+	t.proto.Store(uint32(protocolV1))
+	if cfg.ProtobufMessage == messageV2 {
+		t.proto.Store(uint32(protocolV2))
+	}
 	return t
 }
 
@@ -91,7 +101,12 @@ type batchState struct {
 
 	labels  []prompb.Label
 	order   labelOrder
-	skipped int
+	skipped untranslated
+	// proto is the requests' protocol; sym the 2.0 request's symbols
+	// (nil for 1.0), cleared at each of the cuts between requests.
+	proto protocol
+	sym   *symbolTable
+	cuts  int
 	// resLabels are the labels of the resource's attributes being
 	// translated (promote), for templates.
 	resLabels []prompb.Label
@@ -101,54 +116,13 @@ type batchState struct {
 	values []string
 }
 
-// labelOrder sorts series' labels by name. The series of one metric of one
-// resource have the same label names in the same order, so the order found
-// for one is used again while the names stay the same (sorting each
-// series was a quarter of the translation).
-type labelOrder struct {
-	names []string // the label names the order is for, as they came
-	perm  []int    // perm[i]: the index in names of the i-th name by order
-	out   []prompb.Label
-}
-
-// sorted returns lbls sorted by name, stably, in a slice of its own that is
-// valid until the next call.
-func (o *labelOrder) sorted(lbls []prompb.Label) []prompb.Label {
-	same := len(lbls) == len(o.names)
-	for i := 0; same && i < len(lbls); i++ {
-		same = lbls[i].Name == o.names[i]
-	}
-	if !same {
-		o.names, o.perm = o.names[:0], o.perm[:0]
-		for i, l := range lbls {
-			o.names = append(o.names, l.Name)
-			o.perm = append(o.perm, i)
-		}
-		slices.SortStableFunc(o.perm, func(a, b int) int { return strings.Compare(o.names[a], o.names[b]) })
-	}
-	o.out = o.out[:0]
-	for _, i := range o.perm {
-		o.out = append(o.out, lbls[i])
-	}
-	return o.out
-}
-
-// translate returns md as remote-write requests of at most maxBytes each
-// (before compression), and an error counting the points it could not
-// translate (the rest is in the request).
+// translate returns md as remote-write requests of at most maxBytes and
+// maxSamples each (before compression), and an error counting the points
+// it could not translate, by type (the rest is in the request).
 func (t *translator) translate(md pmetric.Metrics) (*request, error) {
 	st := t.begin()
 	skipped := t.add(st, md)
-	return t.end(st), skippedError(skipped)
-}
-
-// skippedError is the error of a translation that left n metrics or points
-// out; nil when n is 0.
-func skippedError(n int) error {
-	if n == 0 {
-		return nil
-	}
-	return fmt.Errorf("%d metrics (delta sums, histograms, summaries, untranslatable names) or points without a value not translated", n)
+	return t.end(st), skipped.err()
 }
 
 // begin starts the requests of one queue item on the pooled scratch
@@ -158,16 +132,24 @@ func (t *translator) begin() *batchState {
 	if !ok {
 		bufs = &buffers{raw: make([]byte, 0, min(t.maxBytes, chunkBytes)+1024)}
 	}
-	return &batchState{bufs: bufs, raw: bufs.raw[:0], comp: bufs.comp[:0], blockEnds: bufs.blockEnds[:0]}
+	st := &batchState{bufs: bufs, raw: bufs.raw[:0], comp: bufs.comp[:0], blockEnds: bufs.blockEnds[:0], proto: protocol(t.proto.Load())}
+	if st.proto == protocolV2 {
+		if bufs.sym == nil {
+			bufs.sym = &symbolTable{}
+		}
+		st.sym = bufs.sym
+		st.sym.reset()
+	}
+	return st
 }
 
 // add translates md into st after what st holds: the series go on in the
 // request being written, which is compressed when the next series would
-// take it past maxBytes. A remote-write 1.0 WriteRequest is its repeated
+// take it past maxBytes or maxSamples. A remote-write 1.0 WriteRequest is its repeated
 // timeseries field and nothing else here, so the series of several batches
-// make one request, as if one batch had come. It returns the number of
-// metrics or points left out.
-func (t *translator) add(st *batchState, md pmetric.Metrics) int {
+// make one request, as if one batch had come. It returns the points left
+// out.
+func (t *translator) add(st *batchState, md pmetric.Metrics) untranslated {
 	t.templates.tick()
 	before := st.skipped
 	rms := md.ResourceMetrics()
@@ -187,7 +169,7 @@ func (t *translator) add(st *batchState, md pmetric.Metrics) int {
 			}
 		}
 	}
-	return st.skipped - before
+	return st.skipped.minus(before)
 }
 
 // end compresses the request being written, gives the scratch buffers
@@ -197,7 +179,9 @@ func (t *translator) end(st *batchState) *request {
 	st.bufs.raw, st.bufs.comp, st.bufs.blockEnds = st.raw, st.comp, st.blockEnds
 	bufferPool.Put(st.bufs)
 	st.bufs = nil
-	return newRequest(st.payloads, st.samples)
+	r := newRequest(st.payloads, st.samples)
+	r.proto = st.proto
+	return r
 }
 
 // resourceLabels returns job and instance from the resource, sorted.
@@ -219,13 +203,17 @@ func (t *translator) resourceLabels(res pcommon.Resource) []prompb.Label {
 }
 
 func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map, labels *promname.PointLabels, base []prompb.Label) {
-	name, _, dps, ok := t.names.Family(m)
+	name, typ, dps, ok := t.names.Family(m)
 	if !ok {
-		st.skipped++ // counted once per metric: a delta sum, a histogram, a summary or an untranslatable name
+		st.skipped.metricRefused(m)
 		return
 	}
 	var tmpl *seriesTemplate
 	tried := t.noTemplates
+	var meta seriesMeta
+	if st.sym != nil { // 2.0: the general path, with the metric's metadata
+		tried, meta = true, metaOf(st, typ, m.Unit(), m.Description())
+	}
 	for i := range dps.Len() {
 		dp := dps.At(i)
 		var v float64
@@ -237,7 +225,7 @@ func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map
 		case dp.ValueType() == pmetric.NumberDataPointValueTypeDouble:
 			v = dp.DoubleValue()
 		default:
-			st.skipped++
+			st.skipped[noValue]++
 			continue
 		}
 		ms := int64(dp.Timestamp()) / 1e6
@@ -269,6 +257,14 @@ func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map
 		if hasDuplicate(lbls) {
 			lbls = mergeDuplicates(lbls)
 		}
+		if st.sym != nil {
+			start := int64(0)
+			if typ == promname.Counter {
+				start = int64(dp.StartTimestamp()) / 1e6
+			}
+			t.appendSeriesV2(st, lbls, meta, v, ms, start)
+			continue
+		}
 		t.appendSeries(st, lbls, v, ms)
 	}
 }
@@ -286,12 +282,7 @@ func (t *translator) appendSeries(st *batchState, lbls []prompb.Label, v float64
 		size += fieldSize(labelSize(l))
 	}
 	entry := fieldSize(size)
-	if st.spill != nil && st.overflows(entry) {
-		st.spill(st)
-	}
-	if st.rawSize() > 0 && st.rawSize()+entry > t.maxBytes {
-		st.flush()
-	}
+	t.makeRoom(st, entry)
 	b := protowire.AppendTag(st.raw, 1, protowire.BytesType) // WriteRequest.timeseries
 	b = protowire.AppendVarint(b, uint64(size))
 	for _, l := range lbls {
@@ -306,17 +297,25 @@ func (t *translator) appendSeries(st *batchState, lbls []prompb.Label, v float64
 func (t *translator) appendSeriesOf(st *batchState, tp *seriesTemplate, values []string, v float64, ms int64) {
 	size := tp.labelsSize(values) + sampleFieldSize(ms)
 	entry := fieldSize(size)
-	if st.spill != nil && st.overflows(entry) {
-		st.spill(st)
-	}
-	if st.rawSize() > 0 && st.rawSize()+entry > t.maxBytes {
-		st.flush()
-	}
+	t.makeRoom(st, entry)
 	b := protowire.AppendTag(st.raw, 1, protowire.BytesType) // WriteRequest.timeseries
 	b = protowire.AppendVarint(b, uint64(size))
 	b = tp.appendLabels(b, values)
 	st.raw = appendSample(b, v, ms)
 	st.added()
+}
+
+// makeRoom, before a series of entry bytes, puts the item st holds in the
+// queue when the series would take it past its bound (spill), and ends
+// the request being written when it would take it past maxBytes or
+// maxSamples (a series carries one sample).
+func (t *translator) makeRoom(st *batchState, entry int) {
+	if st.spill != nil && st.overflows(entry) {
+		st.spill(st)
+	}
+	if st.rawSize() > 0 && (st.rawSize()+entry > t.maxBytes || st.inRaw >= t.maxSamples) {
+		st.flush()
+	}
 }
 
 // appendSample appends a TimeSeries.samples field of one sample.
@@ -351,42 +350,3 @@ func sampleFieldSize(ms int64) int { return fieldSize(sampleSize(ms)) }
 // fieldSize is the size of a length-delimited field of a one-byte tag and
 // a message of n bytes.
 func fieldSize(n int) int { return 1 + protowire.SizeBytes(n) }
-
-// appendMissing appends the labels of add whose name is not among
-// dst[first:] yet: attributes win over job/instance and external labels.
-func appendMissing(dst []prompb.Label, first int, add []prompb.Label) []prompb.Label {
-	for _, a := range add {
-		if !slices.ContainsFunc(dst[first:], func(l prompb.Label) bool { return l.Name == a.Name }) {
-			dst = append(dst, a)
-		}
-	}
-	return dst
-}
-
-func cmpLabel(a, b prompb.Label) int { return strings.Compare(a.Name, b.Name) }
-
-// hasDuplicate reports whether sorted labels repeat a name.
-func hasDuplicate(l []prompb.Label) bool {
-	for i := 1; i < len(l); i++ {
-		if l[i].Name == l[i-1].Name {
-			return true
-		}
-	}
-	return false
-}
-
-// mergeDuplicates joins, in sorted labels, the values of labels whose names
-// became equal once translated ("a.b" and "a_b"), as contrib does: "x;y".
-func mergeDuplicates(l []prompb.Label) []prompb.Label {
-	out := l[:0]
-	for _, x := range l {
-		if n := len(out); n > 0 && out[n-1].Name == x.Name {
-			if out[n-1].Value != x.Value {
-				out[n-1].Value += ";" + x.Value
-			}
-			continue
-		}
-		out = append(out, x)
-	}
-	return out
-}

@@ -89,8 +89,8 @@ func (st *instanceState) track(pid int, procStart, now time.Time) {
 		// adopt the true start.
 		st.procStart = procStart
 		st.start = pcommon.NewTimestampFromTime(procStart)
-		if st.lastPublished.After(procStart) {
-			st.start = pcommon.NewTimestampFromTime(st.lastPublished)
+		if !procStart.After(st.lastPublished) {
+			st.start = pcommon.NewTimestampFromTime(afterLast(st.lastPublished))
 		}
 	}
 }
@@ -107,15 +107,23 @@ func (st *instanceState) newProcess(pid int, procStart, now time.Time) {
 	}
 	// The previous process's counters may have been published after the
 	// new one started (the manifest or its file came late): the new
-	// stream starts no earlier than their last point.
-	if st.lastPublished.After(start) {
-		start = st.lastPublished
+	// stream starts after their last point.
+	if !st.lastPublished.IsZero() && !start.After(st.lastPublished) {
+		start = afterLast(st.lastPublished)
 	}
 	st.start = pcommon.NewTimestampFromTime(start)
 	st.stats, st.statsTime, st.statsInfo, st.seenAt = nil, time.Time{}, nil, time.Time{}
 	st.overflowLogged, st.otherMax = nil, nil
 	st.shrunkScrapes = 0
 }
+
+// afterLast is the earliest start of a stream that follows one whose last
+// point was at last: a millisecond, Prometheus' resolution, later. A start
+// equal to the last point would put the backend's zero sample for the new
+// stream (created-timestamp ingestion) on the old stream's last sample,
+// where it is dropped, and increase() would miss the new stream's first
+// counts.
+func afterLast(last time.Time) time.Time { return last.Add(time.Millisecond) }
 
 // unchangedMargin is how long before its read the current snapshot's file
 // must have been written for an unchanged size, mtime and inode to prove
@@ -238,8 +246,8 @@ func (st *instanceState) checkShape(s *rundir.Stats) error {
 func (st *instanceState) accept(s *rundir.Stats, info fs.FileInfo, now time.Time) {
 	if st.stats != nil && wentDown(st.stats, s) {
 		start := st.seenAt
-		if st.lastPublished.After(start) {
-			start = st.lastPublished
+		if !st.lastPublished.IsZero() && !start.After(st.lastPublished) {
+			start = afterLast(st.lastPublished)
 		}
 		st.start = pcommon.NewTimestampFromTime(start)
 		st.otherMax = nil // a new start: (other opcodes) may start low

@@ -107,14 +107,14 @@ func TestCounterStartTimes(t *testing.T) {
 		now = now.Add(5 * time.Second)
 		f.write(t, "2.stats", replaceLine(t, string(stats2), "interrupts              : 10440", "interrupts              : 10"), now)
 		md := scrapeOK(t, s)
-		assert.Equal(t, tsOf(prev), commandsStart(t, md, "2"), "the new start is the last read of the old values")
+		assert.Equal(t, tsOf(prev.Add(time.Millisecond)), commandsStart(t, md, "2"), "the new start is just after the last read of the old values")
 		assert.Equal(t, int64(10), intVal(t, md, "ernic.interrupts"))
 
 		// Steady again: the start stays.
 		now = now.Add(5 * time.Second)
 		f.write(t, "2.stats", replaceLine(t, string(stats2), "interrupts              : 10440", "interrupts              : 20"), now)
 		md = scrapeOK(t, s)
-		assert.Equal(t, tsOf(prev), commandsStart(t, md, "2"))
+		assert.Equal(t, tsOf(prev.Add(time.Millisecond)), commandsStart(t, md, "2"))
 	})
 }
 
@@ -178,7 +178,7 @@ func TestScrapeOpcodeCounters(t *testing.T) {
 	f.write(t, "2.stats", replaceLine(t, string(stats2), "SEND                  : 512", "SEND                  : 500"), now)
 	md = scrapeOK(t, s)
 	assert.Equal(t, int64(500), intVal(t, md, "ernic.qp.wqes.by_opcode", append(q9, "opcode", "SEND")...))
-	assert.Equal(t, tsOf(prev), commandsStart(t, md, "2"))
+	assert.Equal(t, tsOf(prev.Add(time.Millisecond)), commandsStart(t, md, "2"))
 }
 
 // A process first seen by the receiver, whose file was written within a

@@ -24,7 +24,7 @@
 //     the collector has no pprof), threads and open files do not grow;
 //   - each fault key (kind plus instance or file) is logged at most once per
 //     fault interval (10 min), and each counter above 2^63-1 once per process;
-//   - the faults of issue 13 (issue13_test.go): ernic_instance_up is 0 while
+//   - the input faults (input_faults_test.go): ernic_instance_up is 0 while
 //     a crashed server's pid belongs to an unrelated process (pid-reuse) and
 //     1 once the server is back; a LIF counter name with invalid UTF-8
 //     (invalid-utf8) is published sanitised and counted in

@@ -79,8 +79,8 @@ type summary struct {
 	// at the end (reported, not checked).
 	Losses map[string]float64 `json:"collector_refused_failed_dropped"`
 	Log    *logReport         `json:"collector_log"`
-	// Issue13 is what the checks of issue 13's faults compared.
-	Issue13 issue13Report `json:"issue13_checks"`
+	// InputFaults is what the checks of the input faults compared.
+	InputFaults inputFaultsReport `json:"input_fault_checks"`
 }
 
 // ---------------------------------------------------------------------------

@@ -39,6 +39,8 @@ type Report struct {
 	rejectedRequests, rejectedItems  int64
 	droppedBatches, droppedItems     int64
 	notQueuedBatches, notQueuedItems int64
+	untranslatedItems                int64
+	notStoredItems                   int64
 	// the current outage: since when sending fails, and the last cause
 	failingSince time.Time
 	lastCause    string
@@ -167,11 +169,36 @@ func (r *Report) NotQueued(err error, n int, b Backlog) {
 		zap.Int64("not_queued_batches_total", r.notQueuedBatches), zap.Int64("not_queued_items_total", r.notQueuedItems), b.field())
 }
 
-// Untranslated: some points of a batch could not be translated.
-func (r *Report) Untranslated(err error) {
+// Untranslated: n points of a batch could not be translated (err says
+// which types); they are dropped.
+func (r *Report) Untranslated(err error, n int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.untranslatedItems += int64(n)
 	if r.due("untranslated", r.now()) {
-		r.logger.Warn(r.what+": some points could not be translated and are not sent", zap.Error(err))
+		r.logger.Warn(r.what+": some points could not be translated and are not sent", zap.Error(err),
+			zap.Int("items", n), zap.Int64("untranslated_items_total", r.untranslatedItems))
 	}
+}
+
+// NotStored: the endpoint accepted a request (2xx) but says it stored n
+// items fewer than it was sent (remote write 2.0's written headers); they
+// are not sent again.
+func (r *Report) NotStored(n int, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notStoredItems += int64(n)
+	if r.due("not stored", r.now()) {
+		r.logger.Warn(r.what+": the endpoint accepted a request but did not store all of it",
+			zap.String("endpoint", r.endpoint), zap.Error(err), zap.Int("items", n),
+			zap.Int64("not_stored_items_total", r.notStoredItems))
+	}
+}
+
+// NotStoredTotal is the number of items endpoints accepted but did not
+// store, since start.
+func (r *Report) NotStoredTotal() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.notStoredItems
 }

@@ -14,21 +14,21 @@ import (
 	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
 )
 
-// The checks of issue 13 on made-up data: each passes what the receiver
+// The input-fault checks on made-up data: each passes what the receiver
 // should publish and fails what it published before its fix (or the
 // inverted expectation), so that none of them can pass everything.
 
-var t13 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+var tFault = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// at13 is t13 plus s seconds.
-func at13(s float64) time.Time { return t13.Add(time.Duration(s * float64(time.Second))) }
+// atFault is tFault plus s seconds.
+func atFault(s float64) time.Time { return tFault.Add(time.Duration(s * float64(time.Second))) }
 
 // every1s returns one sample a second from from to to (seconds), of value
 // v(t).
 func every1s(from, to float64, v func(s float64) float64) []model.SamplePair {
 	var out []model.SamplePair
 	for s := from; s <= to; s++ {
-		out = append(out, model.SamplePair{Timestamp: model.TimeFromUnixNano(at13(s).UnixNano()), Value: model.SampleValue(v(s))})
+		out = append(out, model.SamplePair{Timestamp: model.TimeFromUnixNano(atFault(s).UnixNano()), Value: model.SampleValue(v(s))})
 	}
 	return out
 }
@@ -45,8 +45,8 @@ func wantErrors(t *testing.T, name string, c checkCount, errs bool) {
 
 func TestCheckPIDReuseUp(t *testing.T) {
 	// pid-reuse at 10..14 s (the pid taken at 10, the server back at 14).
-	ws := []faultWindow{{id: 3, start: at13(10), end: at13(14), detail: "server pid 9 killed; an unrelated process (command name: the server's) now has pid 9 (ns_last_pid); ..."}}
-	stop := at13(40)
+	ws := []faultWindow{{id: 3, start: atFault(10), end: atFault(14), detail: "server pid 9 killed; an unrelated process (command name: the server's) now has pid 9 (ns_last_pid); ..."}}
+	stop := atFault(40)
 	right := func(s float64) float64 {
 		if s >= 9.5 && s < 14.5 {
 			return 0
@@ -75,7 +75,7 @@ func TestCheckPIDReuseUp(t *testing.T) {
 	// After a future mtime of the same instance: the receiver bug 3 (knownBug, fixed),
 	// known, not an error; a future mtime of another instance changes
 	// nothing.
-	future := []faultWindow{{id: 3, start: at13(2), end: at13(5)}}
+	future := []faultWindow{{id: 3, start: atFault(2), end: atFault(5)}}
 	c := checkPIDReuseUp(ws, nil, future, map[int][]model.SamplePair{3: every1s(0, 40, before)}, stop)
 	if len(c.Errors) > 0 || len(c.Known) == 0 {
 		t.Errorf("after a future mtime: errors %v, known %v; want only known", c.Errors, c.Known)
@@ -85,11 +85,11 @@ func TestCheckPIDReuseUp(t *testing.T) {
 	// A decoy with a command name of its own must read as down even after a
 	// future mtime.
 	future[0].id = 3
-	renamed := []faultWindow{{id: 3, start: at13(10), end: at13(14), detail: "server pid 9 killed; an unrelated process (command name: ernic-decoy) now has pid 9 (ns_last_pid); ..."}}
+	renamed := []faultWindow{{id: 3, start: atFault(10), end: atFault(14), detail: "server pid 9 killed; an unrelated process (command name: ernic-decoy) now has pid 9 (ns_last_pid); ..."}}
 	wantErrors(t, "renamed decoy after a future mtime", checkPIDReuseUp(renamed, nil, future, map[int][]model.SamplePair{3: every1s(0, 40, before)}, stop), true)
 	wantErrors(t, "renamed decoy after a future mtime, fixed", checkPIDReuseUp(renamed, nil, future, map[int][]model.SamplePair{3: every1s(0, 40, right)}, stop), false)
 	// The manifest pointed at a fresh process (not root): skipped.
-	fresh := []faultWindow{{id: 3, start: at13(10), end: at13(14), detail: "the pid could not be reused (not root or taken), so the manifest entry now points at the unrelated process 12"}}
+	fresh := []faultWindow{{id: 3, start: atFault(10), end: atFault(14), detail: "the pid could not be reused (not root or taken), so the manifest entry now points at the unrelated process 12"}}
 	c = checkPIDReuseUp(fresh, nil, nil, map[int][]model.SamplePair{3: every1s(0, 40, before)}, stop)
 	if len(c.Errors) > 0 || len(c.Skipped) != 1 {
 		t.Errorf("fresh process: %+v, want skipped", c)
@@ -100,7 +100,7 @@ func TestCheckInvalidUTF8(t *testing.T) {
 	if got, want := sanitised("a\xff\xfeb"), "a\uFFFDb~"; len(got) != len(want)+8 || got[:len(want)] != want {
 		t.Errorf("sanitised = %q", got)
 	}
-	ws := []faultWindow{{id: 4, start: at13(10), end: at13(15), value: 1767225610}}
+	ws := []faultWindow{{id: 4, start: atFault(10), end: atFault(15), value: 1767225610}}
 	name, state := sanitised(sim.ChaosBadLIFName), sanitised(sim.ChaosBadConnection)
 	series := func(lbl, v string, vals []model.SamplePair) *model.SampleStream {
 		return &model.SampleStream{Metric: model.Metric{"ernic_id": "4", model.LabelName(lbl): model.LabelValue(v)}, Values: vals}
@@ -137,7 +137,7 @@ func TestCheckInvalidUTF8(t *testing.T) {
 }
 
 func TestCheckFutureMtime(t *testing.T) {
-	ws := []faultWindow{{id: 2, start: at13(10), end: at13(14)}}
+	ws := []faultWindow{{id: 2, start: atFault(10), end: atFault(14)}}
 	age := func(f func(s float64) float64) map[int][]model.SamplePair {
 		return map[int][]model.SamplePair{2: every1s(0, 30, f), 3: every1s(0, 30, func(float64) float64 { return 0.4 })}
 	}
@@ -162,11 +162,11 @@ func TestCheckFutureMtime(t *testing.T) {
 
 func TestCheckMaxInstances(t *testing.T) {
 	// 5 instances, max 6: the huge one at 5 s (6), grows at 20 and 30 s.
-	adds := []faultWindow{{id: 6, start: at13(5)}, {id: 7, start: at13(20)}, {id: 8, start: at13(30)}}
+	adds := []faultWindow{{id: 6, start: atFault(5)}, {id: 7, start: atFault(20)}, {id: 8, start: atFault(30)}}
 	for i := range adds {
 		adds[i].end = adds[i].start
 	}
-	stop := at13(40)
+	stop := atFault(40)
 	excess := func(s float64) float64 {
 		switch {
 		case s >= 30:
@@ -208,7 +208,7 @@ func TestCheckMaxInstances(t *testing.T) {
 	c, _ = checkMaxInstances(5, 6, adds, nil, every1s(0, 40, excess), up5, stop)
 	wantErrors(t, "low id left out", c, true)
 	// Samples around an add or a manifest fault are not checked.
-	noisy := []faultWindow{{start: at13(12), end: at13(13)}}
+	noisy := []faultWindow{{start: atFault(12), end: atFault(13)}}
 	c, _ = checkMaxInstances(5, 6, adds, noisy, every1s(0, 40, func(s float64) float64 {
 		if s >= 12 && s <= 14 {
 			return 9

@@ -18,11 +18,11 @@ import (
 )
 
 // ---------------------------------------------------------------------------
-// The faults of issue 13, checked on what Prometheus stored
-// (issue13_checks_test.go has the checks).
+// The input faults (invalid UTF-8, a future mtime, pid reuse, a growing manifest), checked on what Prometheus stored
+// (input_faults_checks_test.go has the checks).
 
-// issue13Report is what the checks of issue 13 saw (summary.json).
-type issue13Report struct {
+// inputFaultsReport is what the input-fault checks saw (summary.json).
+type inputFaultsReport struct {
 	// Windows are the faults of the kind, Checked those with samples
 	// inside the fault (after the lags), Samples the samples compared.
 	PIDReuse    checkCount `json:"pid_reuse_instance_up"`
@@ -85,7 +85,7 @@ func (c *soakCheck) matrix(t *testing.T, ctx context.Context, sel string) model.
 func (c *soakCheck) pidReuseUp(t *testing.T, ctx context.Context) {
 	up := samplesByID(c.matrix(t, ctx, "ernic_instance_up"))
 	r := checkPIDReuseUp(c.run.windows[sim.ChaosPIDReuse], c.run.windows[sim.ChaosRunDirRecreate], c.run.windows[sim.ChaosFutureMtime], up, c.end)
-	c.sum.Issue13.PIDReuse = r
+	c.sum.InputFaults.PIDReuse = r
 	r.report(t, "pid-reuse: ernic_instance_up")
 }
 
@@ -94,20 +94,20 @@ func (c *soakCheck) invalidUTF8(t *testing.T, ctx context.Context) {
 	states := c.matrix(t, ctx, `ernic_connection_up{state=~"connected .chaos.*"}`)
 	truncated := samplesByID(c.matrix(t, ctx, "ernic_labels_truncated"))
 	r := checkInvalidUTF8(c.run.windows[sim.ChaosInvalidUTF8], counters, states, truncated)
-	c.sum.Issue13.InvalidUTF8 = r
+	c.sum.InputFaults.InvalidUTF8 = r
 	r.report(t, "invalid-utf8: sanitised names, ernic_labels_truncated")
 }
 
 func (c *soakCheck) futureMtime(t *testing.T, ctx context.Context) {
 	age := samplesByID(c.matrix(t, ctx, "ernic_stats_age_seconds"))
 	for _, ss := range age {
-		c.sum.Issue13.AgeSamples += len(ss)
+		c.sum.InputFaults.AgeSamples += len(ss)
 	}
-	if c.sum.Issue13.AgeSamples == 0 {
+	if c.sum.InputFaults.AgeSamples == 0 {
 		t.Errorf("no ernic_stats_age_seconds sample")
 	}
 	r := checkFutureMtime(c.run.windows[sim.ChaosFutureMtime], age)
-	c.sum.Issue13.FutureMtime = r
+	c.sum.InputFaults.FutureMtime = r
 	r.report(t, "future-mtime: ernic_stats_age_seconds")
 }
 
@@ -127,9 +127,9 @@ func (c *soakCheck) maxInstances(t *testing.T, ctx context.Context) {
 	}
 	up := samplesByID(c.matrix(t, ctx, "ernic_instance_up"))
 	r, ids := checkMaxInstances(soakInstances, soakMaxInstances, adds, noisy, unpublished, up, c.end)
-	c.sum.Issue13.MaxInstances, c.sum.Issue13.PublishedIDs = r, ids
+	c.sum.InputFaults.MaxInstances, c.sum.InputFaults.PublishedIDs = r, ids
 	for _, a := range adds {
-		c.sum.Issue13.AddedIDs = append(c.sum.Issue13.AddedIDs, a.id)
+		c.sum.InputFaults.AddedIDs = append(c.sum.InputFaults.AddedIDs, a.id)
 	}
 	r.report(t, "max_instances: ernic_instances_unpublished, published ids")
 }

@@ -13,12 +13,12 @@ import (
 	"time"
 )
 
-// TestChaosIssue13Faults runs only the faults of issue 13 (invalid-utf8,
+// TestChaosInputFaultsFaults runs only the input faults (invalid-utf8,
 // future-mtime, manifest-grow) with MaxInstances 3, and checks each on the
 // run directory while it lasts: the bad counter name is in the file, the
 // mtime is hours ahead, the manifest grows, and no instance fault is aimed
 // at an instance beyond MaxInstances.
-func TestChaosIssue13Faults(t *testing.T) {
+func TestChaosInputFaultsFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs for a few seconds")
 	}
