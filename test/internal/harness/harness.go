@@ -8,7 +8,9 @@
 //
 // Every helper fails the test (t.Fatal), never skips it, when what it needs
 // is missing: the system tests are run on purpose (`make test`) and a
-// missing program is a broken set-up, not a reason to pass.
+// missing program is a broken set-up, not a reason to pass. The one
+// exception is root (RequireRoot): a test that needs it is skipped, with the
+// reason, when run as an ordinary user; CI runs as root.
 package harness
 
 import (
@@ -99,6 +101,16 @@ func CollectorBinary(t testing.TB) string {
 		t.Fatal(binErr)
 	}
 	return binPath
+}
+
+// RequireRoot skips the test unless it runs as root, saying what it needs
+// root for (what, e.g. "mount a tmpfs"): namespaces and mounts fail with
+// EPERM for an ordinary user, which is not a fault of what is tested.
+func RequireRoot(t testing.TB, what string) {
+	t.Helper()
+	if uid := os.Geteuid(); uid != 0 {
+		t.Skipf("needs root to %s; runs as uid %d (CI runs make test as root)", what, uid)
+	}
 }
 
 // Tool returns the path of the program name on PATH, failing the test
