@@ -165,8 +165,10 @@ fuzz:
 # also Prometheus 3 (bin/prometheus3, built here once), Thanos (bin/thanos,
 # likewise) and root (it sets host names with unshare --uts). test/dashboards
 # checks dashboards/ with promtool (same package; or PROMTOOL_BIN).
-e2e-test: otelcol $(if $(PROMETHEUS3_BIN),,$(PROMETHEUS3)) $(if $(THANOS_BIN),,$(THANOS))
-	OTELCOL_BIN=$(CURDIR)/$(OTELCOL) PROMETHEUS3_BIN=$${PROMETHEUS3_BIN:-$(CURDIR)/$(PROMETHEUS3)} THANOS_BIN=$${THANOS_BIN:-$(CURDIR)/$(THANOS)} $(GO) test -tags e2e -count=1 -v ./test/e2e/... ./test/deploy/... ./test/dashboards/...
+# The second collector of the OTLP tests and the comparison with contrib's
+# prometheus exporter run the test build (otelcol-test).
+e2e-test: otelcol otelcol-test $(if $(PROMETHEUS3_BIN),,$(PROMETHEUS3)) $(if $(THANOS_BIN),,$(THANOS))
+	OTELCOL_BIN=$(CURDIR)/$(OTELCOL) OTELCOL_TEST_BIN=$(CURDIR)/$(OTELCOL_TEST) PROMETHEUS3_BIN=$${PROMETHEUS3_BIN:-$(CURDIR)/$(PROMETHEUS3)} THANOS_BIN=$${THANOS_BIN:-$(CURDIR)/$(THANOS)} $(GO) test -tags e2e -count=1 -v ./test/e2e/... ./test/deploy/... ./test/dashboards/...
 
 # prometheus3: Prometheus 3 for the fleet test (test/e2e/fleet_test.go: its
 # OTLP receiver, which Debian's 2.42 lacks), built once from the Go module
@@ -318,32 +320,53 @@ bench:
 
 # bench-e2e: CPU seconds per minute, RSS and GET time of the collector for
 # each size and shipped pipeline (pull, remote write into Prometheus, OTLP
-# over gRPC and over HTTP into a second collector), next to the legacy exporter's reference figures
+# over gRPC and over HTTP into a second collector, the test build
+# otelcol-test), next to the legacy exporter's reference figures
 # (scripts/bench-e2e.sh: SIZES, PIPELINES, DURATION, WARMUP). The remote-write
 # runs need Debian's prometheus; bench-e2e runs test-deps first, which
 # installs it with the rest of the test packages (as root; otherwise it
 # names them and stops), whatever PIPELINES holds.
 .PHONY: bench-e2e bench-e2e-pprof otelcol-pprof
-bench-e2e: test-deps otelcol sim
-	OTELCOL=$(OTELCOL) SIM=$(SIM) scripts/bench-e2e.sh
+bench-e2e: test-deps otelcol otelcol-test sim
+	OTELCOL=$(OTELCOL) OTELCOL_TEST=$(OTELCOL_TEST) SIM=$(SIM) scripts/bench-e2e.sh
 
-# otelcol-pprof: a build variant of the distribution with contrib's pprof
-# extension, for profiling only (no shipped config uses it); the manifest is
-# builder-config.yaml plus the extension and the version, written to
-# build/. It keeps its symbol table (ocb strips it by default, -s -w), so
-# `perf` names its Go functions (bench-e2e's PERF); the table is not loaded
-# at run time.
+# Build variants: builder-config.yaml under another name plus the components
+# the variant adds (scripts/derive-manifest.sh), with this build's version,
+# its manifest written to build/builder-config-NAME.yaml, the binary to
+# build/NAME/NAME.
+#
+# otelcol-test: the distribution plus what only the system tests and the
+# bench scripts use (no shipped config does): the OTLP receiver and the
+# otlp_http exporter of the second collector that receives OTLP, and
+# contrib's prometheus exporter that prometheus_text is compared with.
+OTELCOL_TEST := build/otelcol-ernic-test/otelcol-ernic-test
+OTELCOL_TEST_COMPONENTS := \
+	receivers=go.opentelemetry.io/collector/receiver/otlpreceiver@v0.165.0 \
+	exporters=go.opentelemetry.io/collector/exporter/otlphttpexporter@v0.165.0 \
+	exporters=github.com/open-telemetry/opentelemetry-collector-contrib/exporter/prometheusexporter@v0.165.1
+.PHONY: otelcol-test
+otelcol-test: $(OTELCOL_TEST)
+
+$(OTELCOL_TEST): $(OTELCOL_INPUTS) scripts/derive-manifest.sh build/version | $(BUILDER)
+	mkdir -p build
+	scripts/derive-manifest.sh otelcol-ernic-test $(OTELCOL_TEST_COMPONENTS) | \
+		sed 's|^  version: .*|  version: $(VERSION)|' >build/builder-config-otelcol-ernic-test.yaml
+	$(BUILDER) --config build/builder-config-otelcol-ernic-test.yaml
+	touch $@
+
+# otelcol-pprof: the distribution plus contrib's pprof extension, for
+# profiling only (no shipped config uses it). It keeps its
+# symbol table (ocb strips it by default, -s -w), so `perf` names its Go
+# functions (bench-e2e's PERF); the table is not loaded at run time.
 OTELCOL_PPROF := build/otelcol-ernic-pprof/otelcol-ernic-pprof
 otelcol-pprof: $(OTELCOL_PPROF)
 
-$(OTELCOL_PPROF): $(OTELCOL_INPUTS) build/version | $(BUILDER)
+$(OTELCOL_PPROF): $(OTELCOL_INPUTS) scripts/derive-manifest.sh build/version | $(BUILDER)
 	mkdir -p build
-	sed -e 's|^  name: otelcol-ernic$$|  name: otelcol-ernic-pprof|' \
-		-e 's|^  version: .*|  version: $(VERSION)|' \
-		-e 's|build/otelcol-ernic$$|build/otelcol-ernic-pprof|' \
-		-e 's|^extensions:$$|extensions:\n  - gomod: github.com/open-telemetry/opentelemetry-collector-contrib/extension/pprofextension v0.165.1|' \
-		builder-config.yaml >build/builder-config-pprof.yaml
-	$(BUILDER) --config build/builder-config-pprof.yaml --ldflags=-w
+	scripts/derive-manifest.sh otelcol-ernic-pprof \
+		extensions=github.com/open-telemetry/opentelemetry-collector-contrib/extension/pprofextension@v0.165.1 | \
+		sed 's|^  version: .*|  version: $(VERSION)|' >build/builder-config-otelcol-ernic-pprof.yaml
+	$(BUILDER) --config build/builder-config-otelcol-ernic-pprof.yaml --ldflags=-w
 	touch $@
 
 # bench-outage: RSS and state directory of config/prometheus-remote-write.yaml
@@ -360,13 +383,13 @@ bench-outage: otelcol sim
 # DURATION, ROUNDS): for a change smaller than the machine's swing
 # between two runs of bench-e2e.
 .PHONY: bench-pair
-bench-pair: test-deps otelcol sim
-	OTELCOL=$(OTELCOL) SIM=$(SIM) scripts/bench-pair.sh
+bench-pair: test-deps otelcol otelcol-test sim
+	OTELCOL=$(OTELCOL) OTELCOL_TEST=$(OTELCOL_TEST) SIM=$(SIM) scripts/bench-pair.sh
 
 # bench-e2e-pprof: bench-e2e on the pprof build variant, saving a CPU and a
 # heap profile of each run under build/bench-e2e/ (PPROF: the port).
-bench-e2e-pprof: test-deps otelcol-pprof sim
-	OTELCOL=$(OTELCOL_PPROF) SIM=$(SIM) PPROF=$${PPROF:-19877} scripts/bench-e2e.sh
+bench-e2e-pprof: test-deps otelcol-pprof otelcol-test sim
+	OTELCOL=$(OTELCOL_PPROF) OTELCOL_TEST=$(OTELCOL_TEST) SIM=$(SIM) PPROF=$${PPROF:-19877} scripts/bench-e2e.sh
 
 # clean: remove the builder, the simulator and the generated distribution.
 clean:

@@ -8,8 +8,9 @@
 #   pull  config/local.yaml, a GET /metrics every 5 s, as Prometheus would;
 #   prw   config/prometheus-remote-write.yaml into a real Prometheus (the
 #         `prometheus` on PATH or PROMETHEUS_BIN; Debian's 2.42 is enough);
-#   otlp  config/otlp.yaml into a second otelcol-ernic (an OTLP receiver
-#         with its default 4 MiB message limit, a debug exporter);
+#   otlp  config/otlp.yaml into a second collector, the test build
+#         (OTELCOL_TEST: an OTLP receiver with its default 4 MiB message
+#         limit, a debug exporter);
 #   otlphttp config/otlphttp.yaml, the same over HTTP (its OTLP/HTTP receiver);
 # the collector runs on ernic-sim's run directory, written 6 times a second
 # apart (every QP exists from the fourth) and then left alone (the legacy
@@ -32,7 +33,7 @@
 # scaled by how much faster than the legacy figures' machine this one reads
 # the run directory (BenchmarkFloor, read_floor).
 #
-# Environment: OTELCOL, SIM (binaries; set by the Makefile), SIZES (default
+# Environment: OTELCOL, OTELCOL_TEST, SIM (binaries; set by the Makefile), SIZES (default
 # "16x64 64x256 16x1024 64x1024"), PIPELINES (default "pull prw otlp otlphttp"),
 # DURATION (default 120), WARMUP (default 120: a collector takes one to two
 # minutes to settle; at 16x64 remote write faults in thousands of pages and
@@ -49,7 +50,7 @@
 # it names Go functions only in a binary with its symbol table, as the
 # pprof variant is built),
 # EXTRA_CONFIG (a config file given to the collector last, to measure a
-# variant of the shipped configs, e.g. another batch size), UNIT_ENV (0: run
+# variant of the shipped configs, e.g. another merge_window), UNIT_ENV (0: run
 # the collector without the systemd unit's Environment= and TimerSlackNSec=
 # settings), FLOOR
 # (0: skip the floors printed first: pdata_floor, read_floor), GZIP (0: the pull
@@ -61,6 +62,7 @@ set -euo pipefail
 extra_config=${EXTRA_CONFIG:+$(realpath "$EXTRA_CONFIG")}
 cd "$(dirname "$0")/.."
 otelcol=${OTELCOL:-build/otelcol-ernic/otelcol-ernic}
+otelcol_test=${OTELCOL_TEST:-build/otelcol-ernic-test/otelcol-ernic-test}
 sim=${SIM:-bin/ernic-sim}
 sizes=${SIZES:-16x64 64x256 16x1024 64x1024}
 pipelines=${PIPELINES:-pull prw otlp otlphttp}
@@ -192,7 +194,7 @@ run() {
 		local proto=grpc endpoint=127.0.0.1:$((port + 3))
 		[[ $pipe == otlp ]] || proto=http
 		otlp_backend_yaml "$proto" "$endpoint" >"$dir/second.yaml"
-		start_backend $((port + 3)) "$dir/second.log" "$otelcol" --config "$dir/second.yaml" || return 1
+		start_backend $((port + 3)) "$dir/second.log" "$otelcol_test" --config "$dir/second.yaml" || return 1
 		if [[ $pipe == otlp ]]; then
 			otlp_insecure_yaml >"$dir/pipe.yaml"
 			configs=(--config config/otlp.yaml "${configs[@]}" --config "$dir/pipe.yaml")

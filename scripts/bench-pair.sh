@@ -5,7 +5,8 @@
 # A_PIPELINE and B_PIPELINE to compare two): pull (config/local.yaml, a GET
 # every 5 s), prw (config/prometheus-remote-write.yaml into one
 # Prometheus), otlp or otlphttp (config/otlp.yaml, config/otlphttp.yaml
-# into one second collector with an OTLP receiver); ERNIC_HOST=A and =B
+# into one second collector with an OTLP receiver, the test build
+# OTELCOL_TEST); ERNIC_HOST=A and =B
 # keep their series apart. Each round starts both, 2.5 s apart so that their scrapes do not
 # overlap (which one first alternates), lets them warm up for WARMUP
 # seconds and counts the CPU their threads ran over DURATION seconds
@@ -19,7 +20,7 @@
 # B/A of 0.97-1.07 over three rounds.
 #
 # Environment: A_OTELCOL, B_OTELCOL (binaries; default OTELCOL, set by the
-# Makefile), A_ENV, B_ENV (extra environment, "K=V K=V", e.g.
+# Makefile), OTELCOL_TEST (the second collector; set by the Makefile), A_ENV, B_ENV (extra environment, "K=V K=V", e.g.
 # B_ENV=GODEBUG=madvdontneed=0), A_CONFIG, B_CONFIG (a config file added
 # last, e.g. a receiver setting), SIZE (default 16x64), PIPELINE (pull,
 # prw, otlp or otlphttp; default prw), A_PIPELINE, B_PIPELINE (default
@@ -34,6 +35,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 otelcol=${OTELCOL:-build/otelcol-ernic/otelcol-ernic}
 a_bin=${A_OTELCOL:-$otelcol} b_bin=${B_OTELCOL:-$otelcol}
+otelcol_test=${OTELCOL_TEST:-build/otelcol-ernic-test/otelcol-ernic-test}
 sim=${SIM:-bin/ernic-sim}
 size=${SIZE:-16x64}
 a_pipe=${A_PIPELINE:-${PIPELINE:-prw}} b_pipe=${B_PIPELINE:-${PIPELINE:-prw}}
@@ -68,7 +70,7 @@ if [[ $pipes == *" prw "* ]]; then
 fi
 if [[ $pipes == *" otlp"* ]]; then
 	otlp_backend_yaml grpc 127.0.0.1:$((port + 5)) http 127.0.0.1:$((port + 6)) >"$dir/second.yaml"
-	"$otelcol" --config "$dir/second.yaml" >"$dir/second.log" 2>&1 &
+	"$otelcol_test" --config "$dir/second.yaml" >"$dir/second.log" 2>&1 &
 	otlp_insecure_yaml >"$dir/otlp-insecure.yaml"
 fi
 sleep 7

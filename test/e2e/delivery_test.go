@@ -243,6 +243,7 @@ func TestRemoteWriteBufferBound(t *testing.T) {
 // directory starts and delivers; a damaged queue file is set aside and the
 // collector starts all the same, on a fresh queue file, and says so.
 func TestRemoteWriteFullDisk(t *testing.T) {
+	harness.RequireRoot(t, "mount a 128 KiB tmpfs as the state directory")
 	t.Parallel()
 	r := newRemoteWrite(t, sim.Options{Instances: 3, QPs: 4, Interval: 500 * time.Millisecond, LIF: true, Seed: 23})
 	state := t.TempDir()

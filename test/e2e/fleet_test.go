@@ -62,6 +62,7 @@ type fleetHost struct {
 // with All all of them; an instance killed on one host and a host whose
 // collector stops alert for that host only.
 func TestFleet(t *testing.T) {
+	harness.RequireRoot(t, "give each host a host name of its own (unshare --uts)")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	root := harness.RepoRoot(t)

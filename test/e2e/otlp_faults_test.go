@@ -175,6 +175,7 @@ func TestOTLPRejectedAndBound(t *testing.T) {
 // the endpoint fails. The collector keeps running and delivers again once
 // space and the endpoint are back.
 func TestOTLPFullDisk(t *testing.T) {
+	harness.RequireRoot(t, "mount a 128 KiB tmpfs as the state directory")
 	t.Parallel()
 	e := startOTLPEndpoint(t)
 	state := t.TempDir()

@@ -53,7 +53,7 @@ service:
       level: none
 `, grpcPort))
 	secondLog := &harness.LockedBuffer{}
-	runCollectorLog(t, nil, secondLog, second)
+	harness.StartTestBuildCollector(t, harness.ConfigArgs(second), nil, secondLog, false)
 
 	override := harness.WriteFile(t, "first.yaml", `receivers:
   ernic:

@@ -173,7 +173,8 @@ exporters:
 }
 
 // TestOTLPToSecondCollector: otelcol-ernic with config/otlp.yaml sends to a
-// second otelcol-ernic (OTLP receiver → otlphttp exporter, JSON) whose
+// second collector, the test build (OTLP receiver → otlp_http exporter,
+// JSON), whose
 // output the test receives. Every metric arrives with the name, unit, type,
 // attributes and resource attributes of metadata.yaml (one resource per
 // instance, the cluster gauges in one without attributes); sums are
@@ -208,7 +209,7 @@ service:
     metrics:
       level: none
 `, grpcPort, sink.url))
-	runCollector(t, nil, second)
+	harness.StartTestBuildCollector(t, harness.ConfigArgs(second), nil, nil, false)
 
 	// The first collector: the shipped otlp.yaml, scraping every second,
 	// the per-opcode metric on so that every metric is checked, plain text

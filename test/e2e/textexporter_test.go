@@ -25,9 +25,9 @@ import (
 // distribution used before: suffixes, no scope labels; resource attributes,
 // the instances' ernic.id and role, as labels), fed by the same pipeline on the fixture run directory, serve
 // the same families: names, HELP, TYPE, and every series with the same
-// labels and value.
+// labels and value. Contrib's exporter is only in the test build.
 func TestTextExporterMatchesContrib(t *testing.T) {
-	harness.CollectorBinary(t)
+	harness.TestBuildBinary(t)
 	runDir := t.TempDir()
 	waitPastOwnStart(t)
 	writeRunDir(t, runDir, fixtures(time.Now()))
@@ -54,7 +54,7 @@ service:
 `, textPort, contribPort, healthPort)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	c := harness.StartCollector(t, []string{"--config", filepath.Join(harness.RepoRoot(t), "config", "local.yaml"), "--config", override},
+	c := harness.StartTestBuildCollector(t, []string{"--config", filepath.Join(harness.RepoRoot(t), "config", "local.yaml"), "--config", override},
 		[]string{"ERNIC_RUN_DIR=" + runDir}, nil, true)
 
 	// The fixture files do not change, so once both exporters have the

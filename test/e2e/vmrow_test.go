@@ -46,7 +46,7 @@ func netnsGuest(t *testing.T) string {
 	run := func(args ...string) {
 		t.Helper()
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s (needs root, as in CI): %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
 	run("netns", "add", ns)
@@ -94,6 +94,7 @@ func nodeExporterBinary(t *testing.T) string {
 // through that node_exporter's textfile collector, scraped by a real
 // Prometheus under the jobs ernic-vm-node, ernic-vm-rdma and ernic-vm-gpu.
 func TestVMRow(t *testing.T) {
+	harness.RequireRoot(t, "make the guest's network namespace (ip netns add)")
 	ctx := context.Background()
 	board, err := dashboards.LoadDashboard(filepath.Join(harness.RepoRoot(t), dashboards.DashboardPath))
 	if err != nil {

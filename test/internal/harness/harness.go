@@ -8,7 +8,9 @@
 //
 // Every helper fails the test (t.Fatal), never skips it, when what it needs
 // is missing: the system tests are run on purpose (`make test`) and a
-// missing program is a broken set-up, not a reason to pass.
+// missing program is a broken set-up, not a reason to pass. The one
+// exception is root (RequireRoot): a test that needs it is skipped, with the
+// reason, when run as an ordinary user; CI runs as root.
 package harness
 
 import (
@@ -58,10 +60,17 @@ func RepoRoot(t testing.TB) string {
 	return root
 }
 
+// builtBinary is a collector binary that a test run builds at most once.
+type builtBinary struct {
+	env, target, name string // $env, else `make target` builds build/name/name
+	once              sync.Once
+	path              string
+	err               error
+}
+
 var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
+	collectorBin = &builtBinary{env: "OTELCOL_BIN", target: "otelcol", name: "otelcol-ernic"}
+	testBuildBin = &builtBinary{env: "OTELCOL_TEST_BIN", target: "otelcol-test", name: "otelcol-ernic-test"}
 )
 
 // CollectorBinary returns the otelcol-ernic binary: $OTELCOL_BIN when set
@@ -70,35 +79,60 @@ var (
 // the test when the binary is missing or not executable.
 func CollectorBinary(t testing.TB) string {
 	t.Helper()
+	return collectorBin.get(t)
+}
+
+// TestBuildBinary returns the test build of the distribution, with the
+// components that only tests use (the OTLP receiver, otlp_http, contrib's
+// prometheus exporter; the Makefile's otelcol-test): $OTELCOL_TEST_BIN when
+// set (`make e2e-test` builds it first), else the result of
+// `make otelcol-test`, run once per test binary.
+func TestBuildBinary(t testing.TB) string {
+	t.Helper()
+	return testBuildBin.get(t)
+}
+
+func (b *builtBinary) get(t testing.TB) string {
+	t.Helper()
 	root := RepoRoot(t)
-	binOnce.Do(func() {
-		if p := os.Getenv("OTELCOL_BIN"); p != "" {
-			binPath = p
+	b.once.Do(func() {
+		if p := os.Getenv(b.env); p != "" {
+			b.path = p
 		} else {
 			mk, err := exec.LookPath("make")
 			if err != nil {
-				binErr = fmt.Errorf("make is needed to build the collector (or set OTELCOL_BIN): %w", err)
+				b.err = fmt.Errorf("make is needed to build the collector (or set %s): %w", b.env, err)
 				return
 			}
-			cmd := exec.Command(mk, "otelcol")
+			cmd := exec.Command(mk, b.target)
 			cmd.Dir = root
 			out, err := cmd.CombinedOutput()
 			if err != nil {
-				binErr = fmt.Errorf("make otelcol: %w\n%s", err, out)
+				b.err = fmt.Errorf("make %s: %w\n%s", b.target, err, out)
 				return
 			}
-			binPath = filepath.Join(root, "build", "otelcol-ernic", "otelcol-ernic")
+			b.path = filepath.Join(root, "build", b.name, b.name)
 		}
-		if fi, err := os.Stat(binPath); err != nil {
-			binErr = fmt.Errorf("collector binary: %w", err)
+		if fi, err := os.Stat(b.path); err != nil {
+			b.err = fmt.Errorf("collector binary: %w", err)
 		} else if fi.Mode()&0o111 == 0 {
-			binErr = fmt.Errorf("collector binary %s is not executable", binPath)
+			b.err = fmt.Errorf("collector binary %s is not executable", b.path)
 		}
 	})
-	if binErr != nil {
-		t.Fatal(binErr)
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return binPath
+	return b.path
+}
+
+// RequireRoot skips the test unless it runs as root, saying what it needs
+// root for (what, e.g. "mount a tmpfs"): namespaces and mounts fail with
+// EPERM for an ordinary user, which is not a fault of what is tested.
+func RequireRoot(t testing.TB, what string) {
+	t.Helper()
+	if uid := os.Geteuid(); uid != 0 {
+		t.Skipf("needs root to %s; runs as uid %d (CI runs make test as root)", what, uid)
+	}
 }
 
 // Tool returns the path of the program name on PATH, failing the test

@@ -89,8 +89,21 @@ func Start(t testing.TB, l Launch) *Process {
 // log are printed when the test failed.
 func StartCollector(t testing.TB, args, env []string, log *LockedBuffer, killedIsError bool) *Process {
 	t.Helper()
+	return startCollector(t, CollectorBinary(t), args, env, log, killedIsError)
+}
+
+// StartTestBuildCollector is StartCollector with the test build
+// (TestBuildBinary), for a collector that runs components the distribution
+// leaves out.
+func StartTestBuildCollector(t testing.TB, args, env []string, log *LockedBuffer, killedIsError bool) *Process {
+	t.Helper()
+	return startCollector(t, TestBuildBinary(t), args, env, log, killedIsError)
+}
+
+func startCollector(t testing.TB, bin string, args, env []string, log *LockedBuffer, killedIsError bool) *Process {
+	t.Helper()
 	return Start(t, Launch{
-		Name: "collector", Path: CollectorBinary(t), Args: args, Env: env, Log: log,
+		Name: "collector", Path: bin, Args: args, Env: env, Log: log,
 		StopWait: 15 * time.Second, KilledIsError: killedIsError,
 	})
 }
