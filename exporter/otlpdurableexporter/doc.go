@@ -11,9 +11,9 @@
 // stores those bytes as they are and the sender sends them as stored
 // (exporter/internal/otlpqueue, shared with otlp_http_durable), where
 // otlp_grpc marshals a batch to store it, unmarshals it back to pdata to
-// send it and marshals it again on the wire (docs/performance.md: the
-// round trip was half of the OTLP pipeline's CPU at 64 instances x 256
-// QPs). With merge_window, the batches that come within it are sent as
+// send it and marshals it again on the wire
+// (docs/performance-pipelines.md, OTLP: the round trip was half of the
+// OTLP pipeline's CPU at 64 instances x 256 QPs). With merge_window, the batches that come within it are sent as
 // one request, encoded back to back and compressed into one stream as
 // they come, so that the receiver's batch per instance needs no batch
 // processor in front. gzip is written at level 1 (otlp_grpc: the default
