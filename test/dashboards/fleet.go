@@ -17,34 +17,38 @@ const FleetPath = "config/fleet.yaml"
 // series says, so that a fleet's user knows where the detail went.
 const FleetNote = "Per-QP series are on each host's :9840 endpoint when the fleet profile is on"
 
-// FleetDropped returns the OTel names of the metrics the fleet profile's
-// filter (processors: filter/fleet) drops from the push pipeline.
-func FleetDropped(path string) ([]string, error) {
+// FleetReceiver is the fleet profile's receiver, that of the push pipeline.
+const FleetReceiver = "ernic/fleet"
+
+// FleetDisabled returns the OTel names of the metrics the fleet profile's
+// push receiver (FleetReceiver) turns off.
+func FleetDisabled(path string) ([]string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	var f struct {
-		Processors map[string]struct {
-			Metrics struct {
-				Exclude struct {
-					MatchType   string   `yaml:"match_type"`
-					MetricNames []string `yaml:"metric_names"`
-				} `yaml:"exclude"`
+		Receivers map[string]struct {
+			Metrics map[string]struct {
+				Enabled *bool `yaml:"enabled"`
 			} `yaml:"metrics"`
-		} `yaml:"processors"`
+		} `yaml:"receivers"`
 	}
 	if err := yaml.Unmarshal(b, &f); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	p, ok := f.Processors["filter/fleet"]
+	r, ok := f.Receivers[FleetReceiver]
 	if !ok {
-		return nil, fmt.Errorf("%s: no filter/fleet processor", path)
+		return nil, fmt.Errorf("%s: no %s receiver", path, FleetReceiver)
 	}
-	if p.Metrics.Exclude.MatchType != "strict" {
-		return nil, fmt.Errorf("%s: filter/fleet: match_type %q, want strict (names as written)", path, p.Metrics.Exclude.MatchType)
+	var off []string
+	for name, m := range r.Metrics {
+		if m.Enabled == nil || *m.Enabled {
+			return nil, fmt.Errorf("%s: %s: metric %s is not turned off", path, FleetReceiver, name)
+		}
+		off = append(off, name)
 	}
-	return p.Metrics.Exclude.MetricNames, nil
+	return off, nil
 }
 
 // PerQPRefs returns the per-QP metrics expr refers to.

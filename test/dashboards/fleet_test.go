@@ -11,13 +11,13 @@ import (
 	"testing"
 )
 
-// The fleet profile drops exactly the per-QP metrics, the receiver's metrics
-// with a qp attribute: a new per-QP metric must be added to its list (or it
-// would be pushed by every host), and no per-instance one may be on it
-// (ernic.qp.count and ernic.qp.unpublished stay pushed).
-func TestFleetProfileDropsThePerQPMetrics(t *testing.T) {
+// The fleet profile's push receiver turns off exactly the per-QP metrics,
+// the receiver's metrics with a qp attribute: a new per-QP metric must be
+// added to its list (or every host would push it), and no per-instance one
+// may be on it (ernic.qp.count and ernic.qp.unpublished stay pushed).
+func TestFleetProfileTurnsOffThePerQPMetrics(t *testing.T) {
 	_, _, names := loadAll(t)
-	dropped, err := FleetDropped(filepath.Join(root(t), FleetPath))
+	dropped, err := FleetDisabled(filepath.Join(root(t), FleetPath))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,11 +31,11 @@ func TestFleetProfileDropsThePerQPMetrics(t *testing.T) {
 	slices.Sort(perQP)
 	slices.Sort(dropped)
 	if !slices.Equal(dropped, perQP) {
-		t.Errorf("%s drops %v\nthe metrics with a qp attribute are %v", FleetPath, dropped, perQP)
+		t.Errorf("%s: %s turns off %v\nthe metrics with a qp attribute are %v", FleetPath, FleetReceiver, dropped, perQP)
 	}
 	for _, keep := range []string{"ernic.qp.count", "ernic.qp.unpublished"} {
 		if slices.Contains(dropped, keep) {
-			t.Errorf("%s drops %s, a per-instance metric", FleetPath, keep)
+			t.Errorf("%s: %s turns off %s, a per-instance metric", FleetPath, FleetReceiver, keep)
 		}
 	}
 }

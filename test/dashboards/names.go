@@ -31,7 +31,7 @@ type Names struct {
 	// Disabled are the metrics off by default.
 	Disabled map[string]bool
 	// PerQP are the metrics with a qp attribute, one series per QP: those
-	// the fleet profile (config/fleet.yaml) leaves off the push pipelines.
+	// the fleet profile (config/fleet.yaml) does not push.
 	PerQP map[string]bool
 }
 

@@ -24,7 +24,7 @@ import (
 // TestFleetProfileDashboard: config/prometheus-remote-write.yaml with
 // config/fleet.yaml after it, pushing into a Prometheus. The backend gets
 // the per-instance series and no per-QP one; the host's local endpoint
-// serves every per-QP family; every dashboard query that needs no per-QP
+// serves every per-QP family with config/local.yaml's labels; every dashboard query that needs no per-QP
 // metric returns data from the backend, each that needs one returns
 // nothing, and the panels that return nothing are exactly those whose
 // description says where the per-QP detail is. A panel added later that
@@ -52,13 +52,14 @@ func TestFleetProfileDashboard(t *testing.T) {
 	t.Cleanup(func() { _ = s.Stop() })
 	const host = "gpu-fleet-profile"
 	localPort := harness.FreePort(t)
-	// fleetOverride turns the per-opcode metric on: the filter must drop
-	// it from the push too.
+	// fleetOverride scrapes every second and turns the per-opcode metric on
+	// for the local endpoint; the fleet receiver needs the interval too
+	// (the overlay's receivers are separate) and keeps the metric off.
 	col := startHostCollector(t, host, []string{
 		"ERNIC_RUN_DIR=" + runDir, "ERNIC_REMOTE_WRITE_URL=" + rw.WriteURL(), "ERNIC_STATE_DIR=" + t.TempDir(),
 		fmt.Sprintf("ERNIC_EXPORTER_PORT=%d", localPort),
 	}, filepath.Join(root, "config", "prometheus-remote-write.yaml"), filepath.Join(root, dashboards.FleetPath),
-		harness.WriteFile(t, "fleet-profile.yaml", fleetOverride))
+		harness.WriteFile(t, "fleet-profile.yaml", fleetOverride+"  ernic/fleet:\n    collection_interval: 1s\n"))
 
 	// The local endpoint serves every per-QP family.
 	perQP := slices.Sorted(maps.Keys(names.PerQP))
@@ -68,6 +69,15 @@ func TestFleetProfileDashboard(t *testing.T) {
 			return []string{err.Error()}
 		}
 		var missing []string
+		for _, f := range mfs {
+			for _, m := range f.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "host_name" {
+						return []string{"a host_name label on the local endpoint (config/local.yaml has none): " + f.GetName()}
+					}
+				}
+			}
+		}
 		for _, m := range perQP {
 			if f, ok := mfs[m]; !ok || len(f.GetMetric()) == 0 {
 				missing = append(missing, m)
