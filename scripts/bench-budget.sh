@@ -12,12 +12,14 @@
 #                points (one receiver, the same processors)
 #   samples/s    series / 5 (one sample a series a 5 s scrape)
 #   bytes/sample over the window, otelcol_exporter_enqueue_size_bytes
-#                over otelcol_exporter_sent_metric_points of the exporter:
-#                the requests it stores in its queue and sends as they are,
+#                over otelcol_exporter_enqueue_size (data points) of the
+#                exporter, both counted as a request is stored: the
+#                requests it stores in its queue and sends as they are,
 #                compressed (remote write snappy, OTLP/gRPC zstd,
 #                OTLP/HTTP gzip; for the two HTTP ones the same as the HTTP
-#                client's http_client_request_body_size). A ratio, so a
-#                window that cuts a scrape's requests does not skew it.
+#                client's http_client_request_body_size). A ratio of what
+#                was stored together, so neither a window that cuts a
+#                scrape nor a send lagging behind skews it.
 #   bytes/s      bytes/sample x samples/s
 # and from the fleet collectors' local endpoint the series it serves
 # (curl | grep -c '^ernic_') and the bytes of one GET (gzip and plain).
@@ -101,7 +103,7 @@ for size in $sizes; do
 	pts0=() bytes0=()
 	for n in "${names[@]}"; do
 		read -r name _ _ exporter tel _ <<<"$n"
-		pts0[$name]=$(counter "$tel" otelcol_exporter_sent_metric_points "$exporter")
+		pts0[$name]=$(counter "$tel" otelcol_exporter_enqueue_size_sum "$exporter")
 		bytes0[$name]=$(counter "$tel" otelcol_exporter_enqueue_size_bytes_sum "$exporter")
 	done
 	sleep "$window"
@@ -112,7 +114,7 @@ for size in $sizes; do
 	done
 	for n in "${names[@]}"; do
 		read -r name pipe profile exporter tel local <<<"$n"
-		pts=$(($(counter "$tel" otelcol_exporter_sent_metric_points "$exporter") - ${pts0[$name]}))
+		pts=$(($(counter "$tel" otelcol_exporter_enqueue_size_sum "$exporter") - ${pts0[$name]}))
 		bytes=$(($(counter "$tel" otelcol_exporter_enqueue_size_bytes_sum "$exporter") - ${bytes0[$name]}))
 		if grep -q 'Exporting failed' "$dir/$name.log"; then
 			echo "bench-budget: $name failed to export:" >&2
