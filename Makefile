@@ -376,6 +376,14 @@ $(OTELCOL_PPROF): $(OTELCOL_INPUTS) scripts/derive-manifest.sh build/version | $
 bench-outage: otelcol sim
 	OTELCOL=$(OTELCOL) SIM=$(SIM) scripts/bench-outage.sh
 
+# bench-budget: series, samples and request bytes per second of each push
+# configuration, alone and with config/fleet.yaml, from the collectors' own
+# telemetry, and what the fleet profile's local endpoint serves
+# (scripts/bench-budget.sh: SIZES, WARMUP, WINDOW).
+.PHONY: bench-budget
+bench-budget: test-deps otelcol otelcol-test sim
+	OTELCOL=$(OTELCOL) OTELCOL_TEST=$(OTELCOL_TEST) SIM=$(SIM) scripts/bench-budget.sh
+
 # bench-pair: two collectors side by side at the same time on one run
 # directory and one backend, CPU of B over A per round (scripts/bench-pair.sh:
 # A_OTELCOL/B_OTELCOL, A_ENV/B_ENV, A_CONFIG/B_CONFIG, SIZE, PIPELINE or

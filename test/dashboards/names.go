@@ -30,6 +30,9 @@ type Names struct {
 	Unlabelled map[string]bool
 	// Disabled are the metrics off by default.
 	Disabled map[string]bool
+	// PerQP are the metrics with a qp attribute, one series per QP: those
+	// the fleet profile (config/fleet.yaml) does not push.
+	PerQP map[string]bool
 }
 
 type metadataFile struct {
@@ -67,7 +70,7 @@ func LoadNames(path string) (*Names, error) {
 	if err := yaml.Unmarshal(b, &md); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	n := &Names{Metrics: map[string]string{}, Labels: map[string]bool{}, Unlabelled: map[string]bool{}, Disabled: map[string]bool{}}
+	n := &Names{Metrics: map[string]string{}, Labels: map[string]bool{}, Unlabelled: map[string]bool{}, Disabled: map[string]bool{}, PerQP: map[string]bool{}}
 	namer := otlptranslator.NewMetricNamer("", otlptranslator.UnderscoreEscapingWithSuffixes)
 	for name, m := range md.Metrics {
 		var typ otlptranslator.MetricType
@@ -94,6 +97,9 @@ func LoadNames(path string) (*Names, error) {
 		}
 		if !m.Enabled {
 			n.Disabled[prom] = true
+		}
+		if slices.Contains(m.Attributes, "qp") {
+			n.PerQP[prom] = true
 		}
 	}
 	labeler := otlptranslator.LabelNamer{}

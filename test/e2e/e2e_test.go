@@ -69,6 +69,8 @@ var validateEndpoints = map[string]string{
 // distribution as it is (defaults of every ${env:...} that has one). The
 // configurations that need an endpoint are also checked to fail without it,
 // so that a missing variable stops the collector instead of sending nowhere.
+// The overlays are validated on what they overlay: debug.yaml on
+// local.yaml, fleet.yaml on each push configuration.
 func TestValidateConfigs(t *testing.T) {
 	bin := harness.CollectorBinary(t)
 	root := harness.RepoRoot(t)
@@ -80,7 +82,7 @@ func TestValidateConfigs(t *testing.T) {
 	for _, c := range configs {
 		names = append(names, filepath.Base(c))
 	}
-	for _, want := range []string{"local.yaml", "prometheus-remote-write.yaml", "otlp.yaml", "otlphttp.yaml"} {
+	for _, want := range []string{"local.yaml", "prometheus-remote-write.yaml", "otlp.yaml", "otlphttp.yaml", "fleet.yaml"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("config/%s missing (have %v)", want, names)
 		}
@@ -97,6 +99,21 @@ func TestValidateConfigs(t *testing.T) {
 			env := slices.Clone(validateEnv)
 			if ep, ok := validateEndpoints[name]; ok {
 				env = append(env, "ERNIC_OTLP_ENDPOINT="+ep)
+			}
+			if name == "fleet.yaml" {
+				// An overlay of each push configuration (the fleet profile).
+				for push, ep := range map[string]string{"prometheus-remote-write.yaml": "", "otlp.yaml": validateEndpoints["otlp.yaml"], "otlphttp.yaml": validateEndpoints["otlphttp.yaml"]} {
+					env := slices.Clone(validateEnv)
+					if ep != "" {
+						env = append(env, "ERNIC_OTLP_ENDPOINT="+ep)
+					}
+					cmd := exec.Command(bin, "validate", "--config", filepath.Join(root, "config", push), "--config", config)
+					cmd.Dir, cmd.Env = root, append(harness.CleanEnv(), env...)
+					if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
+						t.Errorf("validate %s + fleet.yaml: %v\n%s", push, err, out)
+					}
+				}
+				return
 			}
 			if name == "debug.yaml" {
 				// An overlay of local.yaml (make run).
