@@ -8,11 +8,13 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/prometheus/common/model"
 
+	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
 	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
@@ -57,4 +59,32 @@ func backendSeries(ctx context.Context, p *harness.Prometheus, instance string) 
 		}
 	}
 	return out, names, nil
+}
+
+// startFleetHost starts host name of a fleet test: a simulator (2
+// instances of 2 QPs, seed) into a run directory of its own, the pull
+// collector (config/local.yaml) on a free port, and the remote-write
+// collector (config/prometheus-remote-write.yaml) writing to writeURL, both
+// with the host's name and the override config added, the remote-write
+// collector also rwExtra.
+func startFleetHost(ctx context.Context, t *testing.T, name string, seed int64, writeURL, override string, rwExtra ...string) *fleetHost {
+	t.Helper()
+	root := harness.RepoRoot(t)
+	h := &fleetHost{name: name, pullPort: harness.FreePort(t)}
+	h.runDir = t.TempDir()
+	s, err := sim.New(sim.Options{RunDir: h.runDir, Instances: 2, QPs: 2, Interval: 200 * time.Millisecond, LIF: true, Seed: seed, Writes: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Stop() })
+	h.sim = s
+	base := []string{"ERNIC_RUN_DIR=" + h.runDir}
+	h.pull = startHostCollector(t, name, append(base, fmt.Sprintf("ERNIC_EXPORTER_PORT=%d", h.pullPort), fmt.Sprintf("ERNIC_HEALTH_PORT=%d", harness.FreePort(t))),
+		filepath.Join(root, "config", "local.yaml"), override)
+	h.rw = startHostCollector(t, name, append(base, "ERNIC_REMOTE_WRITE_URL="+writeURL, "ERNIC_STATE_DIR="+t.TempDir()),
+		append([]string{filepath.Join(root, "config", "prometheus-remote-write.yaml"), override}, rwExtra...)...)
+	return h
 }

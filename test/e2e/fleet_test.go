@@ -46,6 +46,7 @@ type fleetBackend struct {
 type fleetHost struct {
 	name           string
 	sim            *sim.Sim
+	runDir         string
 	pullPort       int
 	pull, rw, otlp *harness.Process
 }
@@ -83,23 +84,8 @@ func TestFleet(t *testing.T) {
 	var hosts []*fleetHost
 	var targets []string
 	for i, name := range fleetHosts {
-		h := &fleetHost{name: name, pullPort: harness.FreePort(t)}
-		runDir := t.TempDir()
-		s, err := sim.New(sim.Options{RunDir: runDir, Instances: 2, QPs: 2, Interval: 200 * time.Millisecond, LIF: true, Seed: int64(11 + i), Writes: 5})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Stop() })
-		h.sim = s
-		base := []string{"ERNIC_RUN_DIR=" + runDir}
-		h.pull = startHostCollector(t, name, append(base, fmt.Sprintf("ERNIC_EXPORTER_PORT=%d", h.pullPort), fmt.Sprintf("ERNIC_HEALTH_PORT=%d", harness.FreePort(t))),
-			filepath.Join(root, "config", "local.yaml"), override)
-		h.rw = startHostCollector(t, name, append(base, "ERNIC_REMOTE_WRITE_URL="+rw.WriteURL(), "ERNIC_STATE_DIR="+t.TempDir()),
-			filepath.Join(root, "config", "prometheus-remote-write.yaml"), override)
-		h.otlp = startHostCollector(t, name, append(base, "ERNIC_OTLP_ENDPOINT="+p3.URL("/api/v1/otlp"), "ERNIC_STATE_DIR="+t.TempDir()),
+		h := startFleetHost(ctx, t, name, int64(11+i), rw.WriteURL(), override)
+		h.otlp = startHostCollector(t, name, []string{"ERNIC_RUN_DIR=" + h.runDir, "ERNIC_OTLP_ENDPOINT=" + p3.URL("/api/v1/otlp"), "ERNIC_STATE_DIR=" + t.TempDir()},
 			filepath.Join(root, "config", "otlphttp.yaml"), override)
 		hosts = append(hosts, h)
 		targets = append(targets, fmt.Sprintf("'127.0.0.1:%d'", h.pullPort))

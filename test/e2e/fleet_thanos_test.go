@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -20,7 +19,6 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
 	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
@@ -82,7 +80,6 @@ func TestFleetThanos(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	root := harness.RepoRoot(t)
 	harness.CollectorBinary(t)
 	thanos := harness.ThanosBinary(t)
 	board, _, _ := loadBoardAndRules(t)
@@ -98,22 +95,7 @@ func TestFleetThanos(t *testing.T) {
 	// holds the replicas the hashring sends it, and is the one killed.
 	var hosts []*fleetHost
 	for i, name := range thanosHosts {
-		h := &fleetHost{name: name, pullPort: harness.FreePort(t)}
-		runDir := t.TempDir()
-		s, err := sim.New(sim.Options{RunDir: runDir, Instances: 2, QPs: 2, Interval: 200 * time.Millisecond, LIF: true, Seed: int64(31 + i), Writes: 5})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Stop() })
-		h.sim = s
-		base := []string{"ERNIC_RUN_DIR=" + runDir}
-		h.pull = startHostCollector(t, name, append(base, fmt.Sprintf("ERNIC_EXPORTER_PORT=%d", h.pullPort), fmt.Sprintf("ERNIC_HEALTH_PORT=%d", harness.FreePort(t))),
-			filepath.Join(root, "config", "local.yaml"), override)
-		h.rw = startHostCollector(t, name, append(base, "ERNIC_REMOTE_WRITE_URL="+rs[i%2].writeURL(), "ERNIC_STATE_DIR="+t.TempDir()),
-			filepath.Join(root, "config", "prometheus-remote-write.yaml"), override, tenant)
+		h := startFleetHost(ctx, t, name, int64(31+i), rs[i%2].writeURL(), override, tenant)
 		hosts = append(hosts, h)
 	}
 	instance := func(h *fleetHost) string { return h.name }

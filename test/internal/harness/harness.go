@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -149,6 +150,18 @@ func Tool(t testing.TB, name, hint string) string {
 // FreePort returns a TCP port free on 127.0.0.1 at the time of the call.
 func FreePort(t testing.TB) int {
 	t.Helper()
+	// Below the kernel's ephemeral range (32768-60999 by default): a port
+	// from :0 is one the kernel also hands out as the source port of
+	// outgoing connections, and between this check and the program's bind
+	// another process's connection took one now and then.
+	for range 100 {
+		port := 20000 + rand.IntN(32768-20000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err == nil {
+			l.Close()
+			return port
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
