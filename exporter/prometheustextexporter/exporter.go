@@ -171,28 +171,16 @@ func (e *textExporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var zout *bufio.Writer // gz's output, before w
 	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
 		w.Header().Set("Content-Encoding", "gzip")
-		// klauspost/compress's stateless level compresses each 64 KiB
-		// write on its own: its writer is 160 bytes (the encoder's
-		// buffers come from the package's pools), where a BestSpeed
-		// writer of compress/gzip allocated 1.2 MB a GET; a 16×64 GET
-		// takes 1.8 ms against 2.9 ms, for 8 % more bytes
-		// (BenchmarkServe). Of the other levels, on a 16×64 body (676 kB):
-		// a kept level-1 writer takes 0.96 ms against 1.2 ms for the same
-		// size but holds 0.8 MB between GETs (about 2 % of the pull
-		// pipeline's CPU for 0.09 KiB a series); Huffman-only takes 0.81
-		// ms and sends 6 times the bytes.
-		//
-		// The writer's Write does not keep its error, so it is closed
-		// only if every write went through: nothing is written after an
-		// error.
+		// klauspost/compress's stateless level: a writer of a few hundred
+		// bytes whose buffers come from the package's pools, where
+		// compress/gzip's allocated its own each GET (the levels compared:
+		// docs/performance-pipelines.md, Pull endpoint). Its Write does not
+		// keep its error, so it is closed only if every write went through.
 		//
 		// The compressed bytes are gathered 64 KiB at a time before they
 		// go to w: the writer hands them on a few hundred bytes at a time,
-		// and the server wrote each 4 KiB of them to the socket with a
-		// write of its own (16 writes for a 16×64 GET, about 1,000 at
-		// 64×1024, each a chance for the Go scheduler to hand the only P
-		// to another thread). A 64×1024 GET took 0.077 s against 0.092 s
-		// with it, side by side.
+		// and each write to the socket is a chance for the Go scheduler to
+		// hand the only P to another thread.
 		zout = bufs.zout
 		zout.Reset(w)
 		gz, _ = gzip.NewWriterLevel(zout, gzip.StatelessCompression)
