@@ -17,10 +17,8 @@ import (
 // A batch is compressed once, as it enters the queue, with the configured
 // compression: the queue stores the compressed request and the sender
 // sends it as stored. otlp_grpc and otlp_http would otherwise compress the
-// request at each send, and the queue on disk would hold it uncompressed:
-// at 16 instances × 64 QPs the bbolt commits of 1.5 MB requests were 13.7 %
-// of the OTLP pipeline's CPU and zstd 15.7 % (perf, docs/performance.md),
-// where zstd makes about 3.5 bytes of a point's 150.
+// request at each send, and the queue on disk would hold it uncompressed,
+// many times the bytes to commit (docs/performance-pipelines.md, OTLP).
 //
 // gzip and zstd are compressed here, with klauspost/compress's encoders
 // kept between requests (gzipWriters, zstdEncoders); any other name is
@@ -39,16 +37,13 @@ const (
 // before they are copied out at their own size.
 var compressBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// gzipLevel is the gzip level: the fastest. On a 2,500-QP request (867 kB
-// of OTLP protobuf) klauspost's level 1, kept and Reset, took 2.02 ms and
-// no allocation against 4.64 ms and 1.21 MB for the standard library's
-// level 1 (what config/otlphttp.yaml set for otlp_http, whose default is
-// level 6) and 15.3 ms for its default level (gRPC's gzip), for 165.3 kB
-// against 158.8 and 151.0 kB (BenchmarkCompressGzip).
+// gzipLevel is the gzip level: the fastest, kept and Reset, about half the
+// standard library's level-1 time with no allocation, for a few percent
+// more bytes (BenchmarkCompressGzip; docs/performance-pipelines.md).
 const gzipLevel = gzip.BestSpeed
 
 // gzipWriters keeps one gzip writer between requests, as zstdEncoders
-// keeps a zstd encoder (its state is 0.8 MB to make anew).
+// keeps a zstd encoder: their state is large to make anew.
 var gzipWriters keptWriter[*gzip.Writer]
 
 // zstdEncoders holds the encoder requests are compressed with for zstd:
@@ -57,21 +52,14 @@ var gzipWriters keptWriter[*gzip.Writer]
 // its lower-memory mode. A merged request is written to it as its batches
 // come (stream.go), with a window for their size (zstdWindow); a request
 // of one batch (no merge window) with a 512 KiB window. configgrpc's
-// compressor is a streaming encoder at the default level, kept in a
-// sync.Pool between requests. On a 16x64 request
-// (487 kB of OTLP protobuf, 9,249 points) the streaming encoder took 1.53
-// ms and its pooled state 5.7 MB of heap; this one takes 0.40 ms and makes
-// 31.7 kB of it where the default level made 34.0 (5-7 % smaller on five
-// requests; docs/performance.md).
+// compressor, a streaming encoder at the default level pooled between
+// requests, took several times as long and heap for a slightly larger
+// request (docs/performance-pipelines.md, OTLP).
 //
 // The encoder is kept for the next request (one of another window
-// replaces it): its history and match table, 0.73 MB at the 64 KiB window
-// of a 16x64 host, 1.19 MB at 512 KiB, made anew for each scrape's
-// request were a quarter of what a 16x64 scrape allocated, enough that the
-// next scrape set off a collection of its own after gc_after_scrape's
-// (two a scrape, and the scavenger returning 2.5 MB between them that the
-// next scrape faulted in again: 0.36-0.40 CPU s/min against 0.15-0.25
-// kept, docs/performance-memory.md).
+// replaces it): its history and match table, made anew for each scrape's
+// request, were enough of a small host's allocation to set off a second
+// collection a scrape (docs/performance-memory.md).
 var zstdEncoders keptWriter[*zstd.Encoder]
 
 // zstdOptions are zstdEncoders' options but the window.
