@@ -15,13 +15,11 @@ import (
 )
 
 // mergeMaxBytes bounds a merged queue item: about 4 MiB of compressed
-// requests (it is checked after each batch and each compressed request). A
-// 64x1024 scrape (about 6.4 MB) is two items. Side by side there, two
-// rounds: 16 MiB (one item) wrote 5.0-5.2 MB/s to disk but held 200-216 MiB
-// of RSS, the whole scrape being kept twice (merged, and read back to be
-// sent); 4 MiB 6.2-7.7 MB/s, 177-181 MiB and the least CPU (3.8 s/min);
-// 2 MiB 21-24 MB/s, as much as not merging (22-25), leaves of bbolt
-// holding several items again.
+// requests (it is checked after each batch and each compressed request), so
+// a large host's scrape is a few items. One item a scrape kept the scrape
+// twice in memory (merged, and read back to be sent); smaller items let
+// bbolt's leaves hold several items again and write as much as not
+// merging (docs/performance-pipelines.md, Remote write).
 const mergeMaxBytes = 4 << 20
 
 // merger holds the batches that came within merge_window of the first,
@@ -31,18 +29,14 @@ const mergeMaxBytes = 4 << 20
 // Why one item: exporterhelper's persistent queue writes an item when it
 // comes, again when it is read (the read index lives next to it), and
 // deletes it when it is done; bbolt rewrites the whole leaf page of every
-// key it changes, and a leaf holds at least two keys. The seven batches of
-// a 64x256 scrape in the queue at once made each of those commits rewrite
-// two to four of them: 3.4-4.2 MB/s written to disk for 0.3 MB/s of
-// requests (0.74 merged).
+// key it changes, and a leaf holds at least two keys, so a scrape's
+// batches in the queue at once made each commit rewrite several of them.
 //
 // Why one set of requests: the batches are written into the same requests
 // (translator.add), up to max_batch_size_bytes each, so the receiver's
 // batch per instance needs no batch processor in front to make requests of
-// a useful size. Without the processor, 16x64 held 0.69-0.73 KiB a series
-// against 1.27-1.35 with it (it keeps a whole scrape of pdata for its
-// timeout); 64 requests a scrape instead of 7 cost 64x256 40-100 % more
-// CPU until the batches shared requests (docs/performance-memory.md).
+// a useful size: the processor keeps a whole scrape of pdata for its
+// timeout, and a request per batch costs CPU (docs/performance-memory.md).
 type merger struct {
 	// mu guards the fields below; it is held while a batch is
 	// translated and while a merged item is put in the queue, so that
