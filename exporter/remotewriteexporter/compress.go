@@ -16,13 +16,13 @@ import (
 // in blocks of this size (golang/snappy), which make one snappy block at
 // the end (klauspost's s2.ConcatBlocks). golang/snappy cuts its input into
 // blocks of this size too, so the result is as small as compressing the
-// request at once. (s2.EncodeSnappy, faster, made requests 10-30 % larger:
-// 8.2 MB against 6.3 for a 64x1024 scrape.)
+// request at once. (s2.EncodeSnappy, faster, made requests markedly
+// larger.)
 //
 // Why: compressing a whole request at the end kept it twice in memory, raw
-// and in snappy's worst-case output buffer, 2.75 MB of scratch held from
-// one scrape to the next at 16x64, the largest of remote write's own
-// memory (docs/performance-memory.md).
+// and in snappy's worst-case output buffer, held from one scrape to the
+// next: the largest of remote write's own memory at 16x64
+// (docs/performance-memory.md).
 const chunkBytes = 64 << 10
 
 // buffers are the scratch buffers of one queue item's requests, kept from

@@ -274,8 +274,8 @@ func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map
 // it past maxBytes. It writes the protobuf encoding of prompb.TimeSeries
 // (labels = 1, samples = 2; Label name = 1, value = 2; Sample value = 1,
 // timestamp = 2) field by field with protowire, straight from the labels:
-// building prompb structs for a batch and marshalling them cost 1.3 µs a
-// point at 64x256, most of remote write's CPU (docs/performance.md).
+// building prompb structs for a batch and marshalling them was most of
+// remote write's CPU (docs/performance-pipelines.md).
 func (t *translator) appendSeries(st *batchState, lbls []prompb.Label, v float64, ms int64) {
 	size := sampleFieldSize(ms)
 	for _, l := range lbls {

@@ -15,8 +15,8 @@ import (
 
 // stream is one request being written: each batch's encoding is
 // compressed as it comes, so no uncompressed copy of a merged request is
-// kept (at 16x64 that copy was 0.49 MB of each scrape's allocation, as much
-// again as the batches' own encodings; docs/performance-memory.md).
+// kept: that copy was as much again as the batches' own encodings
+// (docs/performance-memory.md).
 type stream struct {
 	name string        // the compression's name, "" for none
 	out  *bytes.Buffer // the request so far, compressed
@@ -127,10 +127,8 @@ func (s *stream) release() {
 // 512 KiB (configgrpc's window, the largest frames the queue has ever
 // stored). The instances of a host encode alike, and most of what zstd
 // finds is the previous batch: a window that holds it compresses a request
-// as well as 512 KiB does, and its encoder is smaller (64 KiB: 0.73 MB
-// made against 1.19 MB; a 16x64 request 31.4 kB against 31.6 kB). Smaller
-// than a batch it does not: a 64x256 request (96 kB batches) took 180 kB
-// with 64 KiB against 119-121 kB with 128-512 KiB.
+// as well as 512 KiB does, with a smaller encoder; a window smaller than a
+// batch compresses markedly worse (docs/performance-memory.md).
 func zstdWindow(batch int) int {
 	w := 64 << 10
 	for w < 2*batch && w < zstdMaxWindow {
