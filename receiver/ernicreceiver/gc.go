@@ -16,13 +16,10 @@ const gcTriggerShare = 0.7
 
 // gcMaxLive is the largest marked heap, in bytes, the pacer collects
 // for. The room a scrape in progress adds to the goal matters while the
-// heap is small (16x64: 3-4 MB marked, the collector's own 2.4 MB of it);
-// above, a scrape allocates about as much as the heap's room, so Go
-// collects in every scrape anyway, and each collection brought forward
-// costs a mark of a large heap and the rest of the room: at 64x256
-// (12-14 MB marked) collecting after every scrape cost the pull pipeline
-// 10-60 % more CPU and the push pipelines 50-70 % for no memory
-// (docs/performance-memory.md).
+// heap is small; above, a scrape allocates about as much as the heap's
+// room, so Go collects in every scrape anyway, and each collection brought
+// forward costs a mark of a large heap for no memory
+// (docs/performance-memory.md, gc_after_scrape).
 const gcMaxLive = 8 << 20
 
 // The runtime/metrics readHeap reads.
@@ -40,14 +37,13 @@ const (
 // Why: the collector allocates almost only in scrapes (the points, and what
 // the exporters make of them), so Go's trigger, 70-95 % of the way from
 // the last marked heap to the goal, is nearly always reached inside one.
-// With one CPU (GOMAXPROCS=1, the unit's) the mark then runs for 5-10 ms
-// beside the scrape, and what the scrape allocates meanwhile is counted as
-// marked; the next goal, twice the marked heap, carries that garbage too.
-// At 16 instances of 64 QPs: 4 MB marked against 3.1-3.5 MB live, a goal
-// of 9-10 MB. Collected when the scrape has handed its batches on, the
-// marked heap is what is live (3 MB, a goal of 6). The collection is one
-// the next scrape would have started anyway, moved to where it finds the
-// least garbage.
+// With one CPU (GOMAXPROCS=1, the unit's) the mark then runs beside the
+// scrape, and what the scrape allocates meanwhile is counted as marked;
+// the next goal, twice the marked heap, carries that garbage too.
+// Collected when the scrape has handed its batches on, the marked heap is
+// what is live. The collection is one the next scrape would have started
+// anyway, moved to where it finds the least garbage
+// (docs/performance-memory.md, gc_after_scrape).
 type gcPacer struct {
 	read    func() heapReading // readHeap; tests replace it
 	collect func()             // runtime.GC; tests count the calls
