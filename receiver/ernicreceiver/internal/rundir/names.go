@@ -6,7 +6,7 @@ package rundir
 // LIFCounterNames are the 74 counters of the ionic LIF statistics block
 // (`struct ionic_lif_stats` of the kernel's ionic_if.h) in struct order, by
 // increasing qword index (rundir/README.md §3.2); the simulator's
-// sim.LIFNames is the same list (test/docs checks it). Any key of a
+// sim.LIFNames is generated from this list (make generate). Any key of a
 // `LIF ...:` section is a LIF counter, including names not listed here; a
 // listed name met at device level is a LIF counter too.
 var LIFCounterNames = [...]string{
