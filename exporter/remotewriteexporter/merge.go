@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/golang/snappy"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
@@ -109,22 +108,6 @@ func (e *remoteWrite) itemBound() (items, bytes int) {
 	default:
 		return 0, 0
 	}
-}
-
-// overflows reports whether a series of entry bytes would make st's item
-// larger than its bound: capItems samples, or else capBytes bytes of what
-// the item can be at most once compressed (the finished requests, the
-// compressed blocks of the one being written, snappy's worst case for the
-// rest of it with the series, and the headers of two requests). For an
-// empty item it may say yes: spillLocked then has nothing to put in the
-// queue, and a series alone larger than the bound makes an item of its
-// own, refused when it is larger than the queue too (tooLarge). Small
-// enough to be inlined: it runs for every series.
-func (st *batchState) overflows(entry int) bool {
-	if st.capItems > 0 {
-		return st.itemsDone+st.inRaw >= st.capItems
-	}
-	return st.bytes+len(st.comp)+snappy.MaxEncodedLen(len(st.raw)+entry)+64 > st.capBytes
 }
 
 // spillLocked puts the requests st holds in the queue as one item, in the

@@ -71,51 +71,6 @@ func newTranslator(cfg *Config) *translator {
 	return t
 }
 
-// batchState is what is built for one queue item, from one batch or, with
-// merge_window, several: the WriteRequest being written (raw, uncompressed,
-// as protobuf), the compressed requests before it, and one series' labels.
-type batchState struct {
-	// bufs are the pooled scratch buffers raw and enc came from.
-	bufs *buffers
-	// raw is the end of the request being written, not compressed yet
-	// (about chunkBytes at most); comp the compressed blocks of the rest
-	// of it, back to back, ending at blockEnds; rawDone the uncompressed
-	// size of those blocks (compress.go).
-	raw       []byte
-	comp      []byte
-	blockEnds []int
-	rawDone   int
-	inRaw     int // samples in the request being written
-	payloads  [][]byte
-	samples   []int
-	// bytes is the sum of the payloads' lengths, itemsDone of their
-	// samples.
-	bytes     int
-	itemsDone int
-	// spill, while set (merge.go), puts the requests in st into the
-	// queue as an item of their own before a series that would make the
-	// item larger than its bound (capItems samples or capBytes bytes of
-	// compressed requests; 0: no bound); st goes on with none.
-	spill              func(st *batchState)
-	capItems, capBytes int
-
-	labels  []prompb.Label
-	order   labelOrder
-	skipped untranslated
-	// proto is the requests' protocol; sym the 2.0 request's symbols
-	// (nil for 1.0), cleared at each of the cuts between requests.
-	proto protocol
-	sym   *symbolTable
-	cuts  int
-	// resLabels are the labels of the resource's attributes being
-	// translated (promote), for templates.
-	resLabels []prompb.Label
-	// key is the template key being looked up (templateKey); values the
-	// filled-in values of the metric's template, by hole.
-	key    []byte
-	values []string
-}
-
 // translate returns md as remote-write requests of at most maxBytes and
 // maxSamples each (before compression), and an error counting the points
 // it could not translate, by type (the rest is in the request).

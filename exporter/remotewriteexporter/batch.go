@@ -9,7 +9,53 @@ import (
 
 	"github.com/golang/snappy"
 	"github.com/klauspost/compress/s2"
+	"github.com/prometheus/prometheus/prompb"
 )
+
+// batchState is what is built for one queue item, from one batch or, with
+// merge_window, several: the WriteRequest being written (raw, uncompressed,
+// as protobuf), the compressed requests before it, and one series' labels.
+type batchState struct {
+	// bufs are the pooled scratch buffers raw and enc came from.
+	bufs *buffers
+	// raw is the end of the request being written, not compressed yet
+	// (about chunkBytes at most); comp the compressed blocks of the rest
+	// of it, back to back, ending at blockEnds; rawDone the uncompressed
+	// size of those blocks (compress, below).
+	raw       []byte
+	comp      []byte
+	blockEnds []int
+	rawDone   int
+	inRaw     int // samples in the request being written
+	payloads  [][]byte
+	samples   []int
+	// bytes is the sum of the payloads' lengths, itemsDone of their
+	// samples.
+	bytes     int
+	itemsDone int
+	// spill, while set (merge.go), puts the requests in st into the
+	// queue as an item of their own before a series that would make the
+	// item larger than its bound (capItems samples or capBytes bytes of
+	// compressed requests; 0: no bound); st goes on with none.
+	spill              func(st *batchState)
+	capItems, capBytes int
+
+	labels  []prompb.Label
+	order   labelOrder
+	skipped untranslated
+	// proto is the requests' protocol; sym the 2.0 request's symbols
+	// (nil for 1.0), cleared at each of the cuts between requests.
+	proto protocol
+	sym   *symbolTable
+	cuts  int
+	// resLabels are the labels of the resource's attributes being
+	// translated (promote), for templates.
+	resLabels []prompb.Label
+	// key is the template key being looked up (templateKey); values the
+	// filled-in values of the metric's template, by hole.
+	key    []byte
+	values []string
+}
 
 // chunkBytes is how much of a request is written before it is compressed:
 // a request (up to max_batch_size_bytes) is compressed as it is written,
@@ -96,4 +142,20 @@ func (st *batchState) flush() {
 	if st.sym != nil {
 		st.sym.reset() // the next 2.0 request has symbols of its own
 	}
+}
+
+// overflows reports whether a series of entry bytes would make st's item
+// larger than its bound: capItems samples, or else capBytes bytes of what
+// the item can be at most once compressed (the finished requests, the
+// compressed blocks of the one being written, snappy's worst case for the
+// rest of it with the series, and the headers of two requests). For an
+// empty item it may say yes: spillLocked then has nothing to put in the
+// queue, and a series alone larger than the bound makes an item of its
+// own, refused when it is larger than the queue too (tooLarge). Small
+// enough to be inlined: it runs for every series.
+func (st *batchState) overflows(entry int) bool {
+	if st.capItems > 0 {
+		return st.itemsDone+st.inRaw >= st.capItems
+	}
+	return st.bytes+len(st.comp)+snappy.MaxEncodedLen(len(st.raw)+entry)+64 > st.capBytes
 }
