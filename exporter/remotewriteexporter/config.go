@@ -119,6 +119,11 @@ func (cfg *Config) Validate() error {
 	} else if u, err := url.Parse(cfg.Endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("endpoint %q: must be an http:// or https:// URL with a host", cfg.Endpoint))
 	}
+	if c := cfg.Compression; c != "" && c != "none" {
+		// confighttp would not compress a request that has a
+		// Content-Encoding already: the setting would do nothing.
+		errs = append(errs, fmt.Errorf("compression %q: remote-write requests are snappy-compressed by the protocol; remove the setting", c))
+	}
 	if cfg.MergeWindow < 0 {
 		errs = append(errs, fmt.Errorf("merge_window %s: must not be negative", cfg.MergeWindow))
 	}

@@ -306,6 +306,7 @@ func TestConfigValidate(t *testing.T) {
 		"no batch bound":  {func(c *Config) { c.MaxBatchSizeBytes = 0 }, "max_batch_size_bytes 0"},
 		"empty label":     {func(c *Config) { c.ExternalLabels = map[string]string{"host": ""} }, "external_labels"},
 		"negative merge":  {func(c *Config) { c.MergeWindow = -time.Second }, "merge_window -1s: must not be negative"},
+		"compression":     {func(c *Config) { c.Compression = "gzip" }, `compression "gzip": remote-write requests are snappy-compressed by the protocol`},
 		"unknown message": {func(c *Config) { c.ProtobufMessage = "v2" }, `protobuf_message "v2": must be prometheus.WriteRequest (remote write 1.0) or io.prometheus.write.v2.Request (2.0)`},
 		"no sample bound": {func(c *Config) { c.MaxSamplesPerSend = 0 }, "max_samples_per_send 0: must be positive"},
 		"version header": {func(c *Config) { c.Headers.Set("x-prometheus-remote-write-version", "2.0.0") },
@@ -328,5 +329,6 @@ func TestConfigValidate(t *testing.T) {
 	cfg := testConfig("http://127.0.0.1:1/api/v1/write")
 	cfg.Headers.Set("Authorization", "Bearer x")
 	cfg.Headers.Set("X-Scope-OrgID", "tenant")
+	cfg.Compression = "none"
 	assert.NoError(t, cfg.Validate())
 }
