@@ -4,8 +4,6 @@
 package ernicreceiver // import "github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver"
 
 import (
-	"reflect"
-
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
@@ -92,10 +90,10 @@ func (b *bulkPoints) moveTo(ms pmetric.MetricSlice) {
 func bulkShapes(set receiver.Settings) map[string]pmetric.Metric {
 	cfg := metadata.NewDefaultMetricsBuilderConfig()
 	cfg.Metrics.ErnicQpWqesByOpcode.Enabled = true
+	cfg.Metrics.ErnicLifCounter.Enabled = true
 	for _, c := range qpCounters {
-		setEnabled(&cfg.Metrics, c.name, true)
+		*enabledFlag(&cfg.Metrics, c.name) = true
 	}
-	setEnabled(&cfg.Metrics, metadata.MetricsInfo.ErnicLifCounter.Name, true)
 	mb := metadata.NewMetricsBuilder(cfg, set)
 	for _, c := range qpCounters {
 		c.record(mb, 0, 0, "")
@@ -123,30 +121,67 @@ func forEachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
 	}
 }
 
-// metricConfig returns the generated configuration (a *metadata.<Metric>Config
-// as a reflect.Value) of the metric called name: the field of mc whose
-// mapstructure tag is the name.
-func metricConfig(mc *metadata.MetricsConfig, name string) (reflect.Value, bool) {
-	v := reflect.ValueOf(mc).Elem()
-	for i := range v.NumField() {
-		if v.Type().Field(i).Tag.Get("mapstructure") == name {
-			return v.Field(i), true
-		}
-	}
-	return reflect.Value{}, false
+// attributedMetric is what the receiver reads of the generated
+// configuration of a metric with attributes: its Enabled flag (a pointer,
+// bulkShapes sets it) and how many attributes it keeps. Typed field access,
+// not reflection, so that an mdatagen rename of these fields fails the build.
+type attributedMetric func(mc *metadata.MetricsConfig) (enabled *bool, attrs int)
+
+// attributedMetrics holds every metric of metadata.yaml with attributes, by
+// name. TestAttributedMetricsComplete fails, naming the metric, when one is
+// missing or reads another metric's fields.
+var attributedMetrics = map[string]attributedMetric{
+	metadata.MetricsInfo.ErnicConnectionUp.Name: func(mc *metadata.MetricsConfig) (*bool, int) {
+		return &mc.ErnicConnectionUp.Enabled, len(mc.ErnicConnectionUp.EnabledAttributes)
+	},
+	metadata.MetricsInfo.ErnicInstanceUp.Name: func(mc *metadata.MetricsConfig) (*bool, int) {
+		return &mc.ErnicInstanceUp.Enabled, len(mc.ErnicInstanceUp.EnabledAttributes)
+	},
+	metadata.MetricsInfo.ErnicLifCounter.Name: func(mc *metadata.MetricsConfig) (*bool, int) {
+		return &mc.ErnicLifCounter.Enabled, len(mc.ErnicLifCounter.EnabledAttributes)
+	},
+	metadata.MetricsInfo.ErnicQpBytesRdmaRead.Name: func(mc *metadata.MetricsConfig) (*bool, int) {
+		return &mc.ErnicQpBytesRdmaRead.Enabled, len(mc.ErnicQpBytesRdmaRead.EnabledAttributes)
+	},
+	metadata.MetricsInfo.ErnicQpBytesRdmaWrite.Name: func(mc *metadata.MetricsConfig) (*bool, int) {
+		return &mc.ErnicQpBytesRdmaWrite.Enabled, len(mc.ErnicQpBytesRdmaWrite.EnabledAttributes)
+	},
+	metadata.MetricsInfo.ErnicQpBytesReceived.Name: func(mc *metadata.MetricsConfig) (*bool, int) {
+		return &mc.ErnicQpBytesReceived.Enabled, len(mc.ErnicQpBytesReceived.EnabledAttributes)
+	},
+	metadata.MetricsInfo.ErnicQpBytesSent.Name: func(mc *metadata.MetricsConfig) (*bool, int) {
+		return &mc.ErnicQpBytesSent.Enabled, len(mc.ErnicQpBytesSent.EnabledAttributes)
+	},
+	metadata.MetricsInfo.ErnicQpCqesPosted.Name: func(mc *metadata.MetricsConfig) (*bool, int) {
+		return &mc.ErnicQpCqesPosted.Enabled, len(mc.ErnicQpCqesPosted.EnabledAttributes)
+	},
+	metadata.MetricsInfo.ErnicQpDoorbellRecv.Name: func(mc *metadata.MetricsConfig) (*bool, int) {
+		return &mc.ErnicQpDoorbellRecv.Enabled, len(mc.ErnicQpDoorbellRecv.EnabledAttributes)
+	},
+	metadata.MetricsInfo.ErnicQpDoorbellSend.Name: func(mc *metadata.MetricsConfig) (*bool, int) {
+		return &mc.ErnicQpDoorbellSend.Enabled, len(mc.ErnicQpDoorbellSend.EnabledAttributes)
+	},
+	metadata.MetricsInfo.ErnicQpWqesByOpcode.Name: func(mc *metadata.MetricsConfig) (*bool, int) {
+		return &mc.ErnicQpWqesByOpcode.Enabled, len(mc.ErnicQpWqesByOpcode.EnabledAttributes)
+	},
+	metadata.MetricsInfo.ErnicQpWqesProcessed.Name: func(mc *metadata.MetricsConfig) (*bool, int) {
+		return &mc.ErnicQpWqesProcessed.Enabled, len(mc.ErnicQpWqesProcessed.EnabledAttributes)
+	},
+	metadata.MetricsInfo.ErnicVMAttached.Name: func(mc *metadata.MetricsConfig) (*bool, int) {
+		return &mc.ErnicVMAttached.Enabled, len(mc.ErnicVMAttached.EnabledAttributes)
+	},
 }
 
-// metricEnabled reports whether the metric called name is enabled in mc.
-func metricEnabled(mc *metadata.MetricsConfig, name string) bool {
-	f, ok := metricConfig(mc, name)
-	return ok && f.FieldByName("Enabled").Bool()
-}
-
-// setEnabled turns the metric called name on or off in mc.
-func setEnabled(mc *metadata.MetricsConfig, name string, on bool) {
-	if f, ok := metricConfig(mc, name); ok {
-		f.FieldByName("Enabled").SetBool(on)
+// enabledFlag returns the Enabled flag of the metric called name, one of
+// attributedMetrics (every bulk metric is); it panics on another name, a
+// defect of this package that every scraper test would hit.
+func enabledFlag(mc *metadata.MetricsConfig, name string) *bool {
+	m, ok := attributedMetrics[name]
+	if !ok {
+		panic("ernicreceiver: metric " + name + " is not in attributedMetrics")
 	}
+	on, _ := m(mc)
+	return on
 }
 
 // reaggregates reports whether an enabled metric of mc has fewer attributes
@@ -157,14 +192,10 @@ func setEnabled(mc *metadata.MetricsConfig, name string, on bool) {
 // the points each metric keeps after folding: small when the attribute
 // dropped tells series apart (qp, counter), as without pieces otherwise.
 func reaggregates(mc metadata.MetricsConfig) bool {
-	got, def := reflect.ValueOf(mc), reflect.ValueOf(metadata.DefaultMetricsConfig())
-	for i := range got.NumField() {
-		m := got.Field(i)
-		attrs := m.FieldByName("EnabledAttributes")
-		if !attrs.IsValid() {
-			continue // a metric without attributes
-		}
-		if m.FieldByName("Enabled").Bool() && attrs.Len() < def.Field(i).FieldByName("EnabledAttributes").Len() {
+	def := metadata.DefaultMetricsConfig()
+	for _, m := range attributedMetrics {
+		on, n := m(&mc)
+		if _, d := m(&def); *on && n < d {
 			return true
 		}
 	}

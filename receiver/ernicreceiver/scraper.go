@@ -83,7 +83,7 @@ func newScraper(cfg *Config, set receiver.Settings) *ernicScraper {
 		scopeVersion: set.BuildInfo.Version,
 	}
 	for _, c := range qpCounters {
-		s.qpOn = append(s.qpOn, metricEnabled(&cfg.Metrics, c.name))
+		s.qpOn = append(s.qpOn, *enabledFlag(&cfg.Metrics, c.name))
 	}
 	if !reaggregates(cfg.Metrics) {
 		s.bulk = newBulkPoints(bulkShapes(set))
