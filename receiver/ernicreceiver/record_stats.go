@@ -59,18 +59,33 @@ var qpCounters = []struct {
 // recordStats records the device, LIF and per-QP metrics of the instance's
 // current snapshot; the builder's start time is already the instance's.
 func (s *ernicScraper) recordStats(st *instanceState, id string, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
-	stats := st.stats
-	// counter converts a file value to the int64 of a data point; a value
-	// above 2^63-1 is not published and is logged once per process. name
-	// builds the counter's name only then.
-	counter := func(v uint64, name func() string) (int64, bool) {
-		if v <= math.MaxInt64 {
-			return int64(v), true
-		}
-		s.logOverflow(st, id, name(), v)
-		return 0, false
+	s.recordFile(st, id, now, ts, errs)
+	s.recordDevice(st, id, ts)
+	qps := publishedQPs(st.stats.QPs, s.cfg.MaxQPsPerInstance)
+	s.mb.RecordErnicQpUnpublishedDataPoint(ts, int64(len(st.stats.QPs)-len(qps)))
+	if s.bulk != nil {
+		s.recordBulk(st, qps, id, ts, errs)
+		return
 	}
+	s.recordLIF(st, id, ts)
+	s.recordQPs(st, qps, id, ts, errs)
+}
 
+// counter converts a file value to the int64 of a data point; a value
+// above 2^63-1 is not published and is logged once per process. name
+// builds the counter's name only then.
+func (s *ernicScraper) counter(st *instanceState, id string, v uint64, name func() string) (int64, bool) {
+	if v <= math.MaxInt64 {
+		return int64(v), true
+	}
+	s.logOverflow(st, id, name(), v)
+	return 0, false
+}
+
+// recordFile records what the stats file says of itself and of its server:
+// the connection state, the QP count, the file's age and its write count.
+func (s *ernicScraper) recordFile(st *instanceState, id string, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
+	stats := st.stats
 	state := "unknown"
 	if stats.HasConnection {
 		state = stats.Connection
@@ -93,16 +108,19 @@ func (s *ernicScraper) recordStats(st *instanceState, id string, now time.Time, 
 	age = max(age, 0)
 	s.mb.RecordErnicStatsAgeDataPoint(ts, age)
 	if stats.HasWriteCount {
-		if v, ok := counter(stats.WriteCount, func() string { return "Write count" }); ok {
+		if v, ok := s.counter(st, id, stats.WriteCount, func() string { return "Write count" }); ok {
 			s.mb.RecordErnicStatsWritesDataPoint(ts, v)
 		}
 	}
+}
 
-	dev := &stats.Device
+// recordDevice records the device-level counters and their sums.
+func (s *ernicScraper) recordDevice(st *instanceState, id string, ts pcommon.Timestamp) {
+	dev := &st.stats.Device
 	for _, c := range deviceCounters {
 		for _, k := range c.keys {
 			if raw, ok := dev.Get(k); ok {
-				if v, ok := counter(raw, k.String); ok {
+				if v, ok := s.counter(st, id, raw, k.String); ok {
 					c.record(s.mb, ts, v)
 				}
 				break
@@ -110,32 +128,35 @@ func (s *ernicScraper) recordStats(st *instanceState, id string, now time.Time, 
 		}
 	}
 	if total, ok := sumDevice(dev, rundir.BytesSent, rundir.BytesReceived, rundir.BytesRDMARead, rundir.BytesRDMAWrite); ok {
-		if v, ok := counter(total, func() string { return "total_bytes_sent+received+rdma_read+rdma_write" }); ok {
+		if v, ok := s.counter(st, id, total, func() string { return "total_bytes_sent+received+rdma_read+rdma_write" }); ok {
 			s.mb.RecordErnicRdmaBytesDataPoint(ts, v)
 		}
 	}
 	if total, ok := sumDevice(dev, rundir.IPBytesTx, rundir.IPBytesRx); ok {
-		if v, ok := counter(total, func() string { return "total_ip_bytes_tx+rx" }); ok {
+		if v, ok := s.counter(st, id, total, func() string { return "total_ip_bytes_tx+rx" }); ok {
 			s.mb.RecordErnicIPBytesDataPoint(ts, v)
 		}
 	}
+}
 
-	qps := publishedQPs(stats.QPs, s.cfg.MaxQPsPerInstance)
-	s.mb.RecordErnicQpUnpublishedDataPoint(ts, int64(len(stats.QPs)-len(qps)))
-	if s.bulk != nil {
-		s.recordBulk(st, qps, id, ts, errs)
-		return
-	}
-	for _, c := range stats.LIF {
-		if v, ok := counter(c.Value, func() string { return c.Name }); ok {
+// recordLIF records the LIF counters through the builder (recordBulk does
+// it when bulk recording is on).
+func (s *ernicScraper) recordLIF(st *instanceState, id string, ts pcommon.Timestamp) {
+	for _, c := range st.stats.LIF {
+		if v, ok := s.counter(st, id, c.Value, func() string { return c.Name }); ok {
 			s.mb.RecordErnicLifCounterDataPoint(ts, v, c.Name)
 		}
 	}
+}
+
+// recordQPs records the per-QP counters and opcode counts of the published
+// QPs through the builder (recordBulk does it when bulk recording is on).
+func (s *ernicScraper) recordQPs(st *instanceState, qps []*rundir.QP, id string, ts pcommon.Timestamp, errs *scrapeErrors) {
 	for _, q := range qps {
 		handle := strconv.FormatUint(uint64(q.Handle), 10)
 		for _, c := range qpCounters {
 			if raw, ok := q.Get(c.key); ok {
-				if v, ok := counter(raw, func() string { return "QP " + handle + " " + c.key.String() }); ok {
+				if v, ok := s.counter(st, id, raw, func() string { return "QP " + handle + " " + c.key.String() }); ok {
 					c.record(s.mb, ts, v, handle)
 				}
 			}
@@ -147,7 +168,7 @@ func (s *ernicScraper) recordStats(st *instanceState, id string, now time.Time, 
 			if s.otherClash(q, op.Name, id, handle, errs) {
 				continue
 			}
-			if v, ok := counter(op.Value, func() string { return "QP " + handle + " opcode " + op.Name }); ok {
+			if v, ok := s.counter(st, id, op.Value, func() string { return "QP " + handle + " opcode " + op.Name }); ok {
 				s.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, v, handle, op.Name)
 			}
 		}
@@ -161,8 +182,8 @@ func (s *ernicScraper) recordStats(st *instanceState, id string, now time.Time, 
 
 // recordBulk records the LIF counter, per-QP and opcode points of the
 // instance's snapshot through s.bulk, metric by metric: the same points,
-// in the same order within each metric, as the builder path of
-// recordStats.
+// in the same order within each metric, as the builder path
+// (recordLIF, recordQPs).
 func (s *ernicScraper) recordBulk(st *instanceState, qps []*rundir.QP, id string, ts pcommon.Timestamp, errs *scrapeErrors) {
 	var dps pmetric.NumberDataPointSlice
 	// points returns the points of the metric called name, added to the

@@ -5,9 +5,7 @@ package rundir
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"strconv"
 )
 
 type section uint8
@@ -30,278 +28,99 @@ const (
 	writeCount   = "Write count"
 )
 
+// parser is the state of one parseStats call: where it is in the file,
+// the QP block it is filling, and what the end checks look at.
+type parser struct {
+	s    *Stats
+	sc   scratch // s.scratch, moved out while s is reset and put back at the end
+	memo bool
+
+	sec       section
+	sawQPs    bool
+	qp        *QP // current QP block, nil outside one
+	inOpcodes bool
+	// opStart is where the current block's opcode lines start in sc.ops,
+	// which backs the opcode lists of all QPs.
+	opStart  int
+	lastLine []byte // last non-empty stripped line
+	lastRaw  []byte // the same line as written (column kept)
+	lineNo   int
+	// memos[i] is how line i of the last QP block was cut, and bi is the
+	// index of the current line in its block.
+	memos [memoLines]lineMemo
+	bi    int
+}
+
 // parseStats parses data into s. memo enables the QP-line shortcut of
 // lineMemo; the tests parse without it to check that it changes nothing.
+// It is the fast path: the line loop and the dispatch to the section
+// functions (parse_sections.go).
 func parseStats(s *Stats, data []byte, memo bool) error {
-	sc := s.scratch
-	sc.ops = sc.ops[:0]
-	clear(sc.qpBits)
-	clear(sc.qpMap)
-	clear(sc.lifPos[:])
-	*s = Stats{QPs: s.QPs[:0], LIF: s.LIF[:0]}
-	defer func() { s.scratch = sc }()
-	if len(data) == 0 {
-		return incomplete("empty file")
-	}
-	if data[len(data)-1] != '\n' {
-		return incomplete("file does not end with a newline (cut inside a line)")
-	}
-	if bytes.IndexByte(data, '\r') >= 0 {
-		return errors.New("CR characters (CRLF line endings?): not a stats file of a known server format, whose lines end in LF")
-	}
-	var (
-		sec       = secPreamble
-		qp        *QP // current QP block, nil outside one
-		inOpcodes bool
-		sawQPs    bool
-		lastLine  []byte // last non-empty stripped line
-		lastRaw   []byte // the same line as written (column kept)
-		lineNo    int
-	)
 	// The QP list, its duplicate index and the opcode lines of all QPs
 	// (kept in one backing array; each QP's Opcodes is a window of it) grow
 	// by appending, from what the last parse into s left: a few allocations
 	// per file, not per QP, and none once s has seen the file.
-	ops := sc.ops
-	defer func() { sc.ops = ops }()
-	opStart := 0
-	// memos[i] is how line i of the last QP block was cut, and bi is the
-	// index of the current line in its block.
-	var memos [memoLines]lineMemo
-	bi := 0
+	p := parser{s: s, sc: s.scratch, memo: memo}
+	p.sc.ops = p.sc.ops[:0]
+	clear(p.sc.qpBits)
+	clear(p.sc.qpMap)
+	clear(p.sc.lifPos[:])
+	*s = Stats{QPs: s.QPs[:0], LIF: s.LIF[:0]}
+	defer func() { s.scratch = p.sc }()
+	if err := checkLines(data); err != nil {
+		return err
+	}
 	for rest := data; len(rest) > 0; {
-		if memo && qp != nil {
-			// The indented `key : digits` lines of a QP block that the
-			// memo cuts, in a tight loop: the general path below would
-			// reach qpValue with the same key, looked up when the memo
-			// learnt it.
-			for len(rest) > 0 {
-				if rest[0] == '\n' {
-					// An empty line ends the block.
-					lineNo++
-					rest = rest[1:]
-					qp, inOpcodes = nil, false
-					break
-				}
-				if bi >= memoLines || !memos[bi].indented {
-					break
-				}
-				// The line must be m.prefix, then one to 19 digits (20 may
-				// overflow: the general path checks them) and '\n'; or,
-				// for the opcode header, m.prefix and '\n'.
-				m := &memos[bi]
-				p := len(m.prefix)
-				if p == 0 || len(rest) <= p || !bytes.Equal(rest[:p], m.prefix) {
-					break
-				}
-				if m.bare {
-					if rest[p] != '\n' {
-						break
-					}
-					lineNo++
-					lastRaw = rest[:p]
-					lastLine = lastRaw[m.start:]
-					inOpcodes = true
-					rest = rest[p+1:]
-					bi++
-					continue
-				}
-				end := p
-				var n uint64
-				for ; end < len(rest); end++ {
-					d := rest[end] - '0'
-					if d > 9 {
-						break
-					}
-					n = n*10 + uint64(d)
-				}
-				if end == p || end-p > 19 || end == len(rest) || rest[end] != '\n' {
-					break
-				}
-				lineNo++
-				lastRaw = rest[:end]
-				lastLine = lastRaw[m.start:]
-				if k := m.qpKey; !inOpcodes && m.qpKnown && qp.present&(1<<k) == 0 {
-					// qpValue's common case, inline.
-					qp.values[k] = n
-					qp.present |= 1 << k
-				} else {
-					s.qpValue(qp, &ops, opStart, inOpcodes, m.key, m.qpKey, m.qpKnown, m.isOther, n, lineNo)
-				}
-				rest = rest[end+1:]
-				bi++
-			}
-			if len(rest) == 0 {
+		if memo && p.qp != nil {
+			if rest = p.memoQPLines(rest); len(rest) == 0 {
 				break
 			}
 		}
-		lineNo++
+		p.lineNo++
 		nl := bytes.IndexByte(rest, '\n')
 		raw := rest[:nl]
 		rest = rest[nl+1:]
 		line, key, val, hasVal := cutLine(raw)
-		if memo && qp != nil && bi < memoLines {
-			memos[bi].learn(raw, line, key, val)
+		if memo && p.qp != nil && p.bi < memoLines {
+			p.memos[p.bi].learn(raw, line, key, val)
 		}
-		bi++
+		p.bi++
 		if len(line) == 0 {
 			// An empty line ends a QP block.
-			qp, inOpcodes = nil, false
+			p.qp, p.inOpcodes = nil, false
 			continue
 		}
-		lastLine, lastRaw = line, raw
+		p.lastLine, p.lastRaw = line, raw
 		column0 := raw[0] != ' ' && raw[0] != '\t'
 
 		// Bare header at column 0: starts a section and closes any QP.
 		if column0 && !hasVal && line[len(line)-1] == ':' {
-			qp, inOpcodes = nil, false
-			switch {
-			case string(line) == "Instance:":
-				sec = secInstance
-			case string(line) == headerDevice:
-				sec = secDevice
-			case string(line) == headerQPs:
-				sec = secQPs
-				sawQPs = true
-			case bytes.HasPrefix(line, []byte("LIF")):
-				sec = secLIF
-			default:
-				sec = secOther
-			}
+			p.header(line)
 			continue
 		}
 		if column0 && (hasVal && string(key) == writeCount || !hasVal && bytes.HasPrefix(line, []byte(writeCount+":"))) {
-			// `Write count : N`, or `Write count: N` in older servers.
-			if !hasVal {
-				val = bytes.TrimSpace(line[len(writeCount)+1:])
-			}
-			n, ok := parseUint(val)
-			if !ok {
-				s.Problems = append(s.Problems, &LineError{lineNo, fmt.Sprintf("Write count %q is not an unsigned 64-bit integer", val)})
-				continue
-			}
-			if s.HasWriteCount {
-				s.duplicate(lineNo, writeCount)
-			}
-			s.WriteCount, s.HasWriteCount = n, true
+			p.writeCountLine(line, val, hasVal)
 			continue
 		}
 
-		switch sec {
+		switch p.sec {
 		case secInstance:
-			if !hasVal {
-				continue
-			}
-			switch string(key) {
-			case "socket":
-				s.Socket = string(val)
-			case "backend":
-				s.Backend = string(val)
-			case "pci":
-				s.PCI = string(val)
-			case "mac":
-				s.MAC = string(val)
-			case "connection":
-				s.Connection, s.HasConnection = string(val), true
+			if hasVal {
+				s.instanceLine(key, val)
 			}
 		case secDevice:
-			if !hasVal {
-				continue
-			}
-			if _, ok := lifName(key); ok {
-				s.addLIF(&sc, key, val, lineNo)
-				continue
-			}
-			k, known := lookupDeviceKey(key)
-			if !known {
-				continue // a key a newer server added; not published
-			}
-			n, ok := parseUint(val)
-			if !ok {
-				s.Problems = append(s.Problems, &LineError{lineNo, fmt.Sprintf("device counter %s: %q is not an unsigned 64-bit integer", key, val)})
-				continue
-			}
-			if !s.Device.set(k, n) {
-				s.duplicate(lineNo, "device counter "+string(key))
+			if hasVal {
+				p.deviceLine(key, val)
 			}
 		case secQPs:
-			h, isHeader, ok := qpHeader(line)
-			if isHeader && !ok {
-				s.Problems = append(s.Problems, &LineError{lineNo, fmt.Sprintf("QP header %q: the handle is not a decimal uint32; block ignored", line)})
-				qp, inOpcodes = nil, false
-				continue
-			}
-			if isHeader {
-				inOpcodes = false
-				if sc.seenQP(h) {
-					s.Problems = append(s.Problems, &LineError{lineNo, "QP " + strconv.FormatUint(uint64(h), 10) + " printed twice; the second block is ignored"})
-					qp = nil
-					continue
-				}
-				s.QPs = append(s.QPs, QP{Handle: h})
-				qp = &s.QPs[len(s.QPs)-1]
-				bi = 0
-				opStart = len(ops)
-				continue
-			}
-			if qp == nil {
-				continue // `(no QPs created yet)`, or lines of an ignored block
-			}
-			if !hasVal {
-				if string(line) == wqesByOpcode {
-					inOpcodes = true
-					continue
-				}
-				if inOpcodes {
-					// Older servers print `NAME: N` for 20- and 21-character names.
-					if i := bytes.LastIndexByte(line, ':'); i > 0 {
-						key, val, hasVal = bytes.TrimSpace(line[:i]), bytes.TrimSpace(line[i+1:]), true
-					}
-				}
-				if !hasVal {
-					continue
-				}
-			}
-			n, ok := parseUint(val)
-			if !ok {
-				s.Problems = append(s.Problems, &LineError{lineNo, fmt.Sprintf("QP %d %s: %q is not an unsigned 64-bit integer", qp.Handle, key, val)})
-				continue
-			}
-			k, known := lookupQPKey(key)
-			s.qpValue(qp, &ops, opStart, inOpcodes, key, k, known, string(key) == otherOpcodes, n, lineNo)
+			p.qpLine(line, key, val, hasVal)
 		case secLIF:
 			if hasVal {
-				s.addLIF(&sc, key, val, lineNo)
+				s.addLIF(&p.sc, key, val, p.lineNo)
 			}
 		}
 	}
-
-	if !sawQPs {
-		return incomplete("no \"" + headerQPs + "\" header")
-	}
-	// A whole file ends right after the QP header (or the old no-QPs line)
-	// or with an empty line after its last block or trailing section.
-	endsBlank := len(data) >= 2 && data[len(data)-2] == '\n'
-	// The header counts only at column 0, and the old no-QPs line only
-	// right under it (no QP opened): the same words inside a QP block are
-	// not an end.
-	endsHeader := string(lastRaw) == headerQPs ||
-		(string(lastLine) == noQPsLine && sec == secQPs && len(s.QPs) == 0)
-	if !endsBlank && !endsHeader {
-		return incomplete("file does not end with an empty line (cut inside a block)")
-	}
-	for _, group := range requiredDevice {
-		found := false
-		for _, k := range group {
-			if _, ok := s.Device.Get(k); ok {
-				found = true
-			}
-		}
-		if !found {
-			return fmt.Errorf("device counter %s missing: not a stats file of a known server format", group[0])
-		}
-	}
-	return nil
+	return p.checkEnd(data)
 }
 
 // qpValue applies the `key : n` line lineNo of the block of qp: an opcode

@@ -1,0 +1,267 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package rundir
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+)
+
+// The functions of parseStats for each part of a stats file
+// (rundir/README.md §3), in file order.
+
+// checkLines rejects data that is not whole lines of LF-ended text.
+func checkLines(data []byte) error {
+	if len(data) == 0 {
+		return incomplete("empty file")
+	}
+	if data[len(data)-1] != '\n' {
+		return incomplete("file does not end with a newline (cut inside a line)")
+	}
+	if bytes.IndexByte(data, '\r') >= 0 {
+		return errors.New("CR characters (CRLF line endings?): not a stats file of a known server format, whose lines end in LF")
+	}
+	return nil
+}
+
+// header starts the section of the bare column-0 header line and closes any
+// QP block.
+func (p *parser) header(line []byte) {
+	p.qp, p.inOpcodes = nil, false
+	switch {
+	case string(line) == "Instance:":
+		p.sec = secInstance
+	case string(line) == headerDevice:
+		p.sec = secDevice
+	case string(line) == headerQPs:
+		p.sec = secQPs
+		p.sawQPs = true
+	case bytes.HasPrefix(line, []byte("LIF")):
+		p.sec = secLIF
+	default:
+		p.sec = secOther
+	}
+}
+
+// instanceLine takes one `key : value` line of the `Instance:` section.
+func (s *Stats) instanceLine(key, val []byte) {
+	switch string(key) {
+	case "socket":
+		s.Socket = string(val)
+	case "backend":
+		s.Backend = string(val)
+	case "pci":
+		s.PCI = string(val)
+	case "mac":
+		s.MAC = string(val)
+	case "connection":
+		s.Connection, s.HasConnection = string(val), true
+	}
+}
+
+// writeCountLine takes `Write count : N`, or `Write count: N` in older
+// servers (no value cut: hasVal false).
+func (p *parser) writeCountLine(line, val []byte, hasVal bool) {
+	s := p.s
+	if !hasVal {
+		val = bytes.TrimSpace(line[len(writeCount)+1:])
+	}
+	n, ok := parseUint(val)
+	if !ok {
+		s.Problems = append(s.Problems, &LineError{p.lineNo, fmt.Sprintf("Write count %q is not an unsigned 64-bit integer", val)})
+		return
+	}
+	if s.HasWriteCount {
+		s.duplicate(p.lineNo, writeCount)
+	}
+	s.WriteCount, s.HasWriteCount = n, true
+}
+
+// deviceLine takes one `key : value` line of `Device Statistics:`, where a
+// LIF counter name is a LIF counter too.
+func (p *parser) deviceLine(key, val []byte) {
+	s := p.s
+	if _, ok := lifName(key); ok {
+		s.addLIF(&p.sc, key, val, p.lineNo)
+		return
+	}
+	k, known := lookupDeviceKey(key)
+	if !known {
+		return // a key a newer server added; not published
+	}
+	n, ok := parseUint(val)
+	if !ok {
+		s.Problems = append(s.Problems, &LineError{p.lineNo, fmt.Sprintf("device counter %s: %q is not an unsigned 64-bit integer", key, val)})
+		return
+	}
+	if !s.Device.set(k, n) {
+		s.duplicate(p.lineNo, "device counter "+string(key))
+	}
+}
+
+// qpLine takes one line of `Per-QP Statistics:`: a `QP <handle>:` header,
+// or a counter, the opcode header or an opcode line of the current block.
+func (p *parser) qpLine(line, key, val []byte, hasVal bool) {
+	s := p.s
+	h, isHeader, ok := qpHeader(line)
+	if isHeader {
+		p.openQP(h, ok, line)
+		return
+	}
+	if p.qp == nil {
+		return // `(no QPs created yet)`, or lines of an ignored block
+	}
+	if !hasVal {
+		if string(line) == wqesByOpcode {
+			p.inOpcodes = true
+			return
+		}
+		if key, val, hasVal = p.oldOpcodeLine(line); !hasVal {
+			return
+		}
+	}
+	n, ok := parseUint(val)
+	if !ok {
+		s.Problems = append(s.Problems, &LineError{p.lineNo, fmt.Sprintf("QP %d %s: %q is not an unsigned 64-bit integer", p.qp.Handle, key, val)})
+		return
+	}
+	k, known := lookupQPKey(key)
+	s.qpValue(p.qp, &p.sc.ops, p.opStart, p.inOpcodes, key, k, known, string(key) == otherOpcodes, n, p.lineNo)
+}
+
+// openQP starts the block of the header line of handle h (ok: the handle
+// parsed); a bad handle or one seen before leaves the block's lines out.
+func (p *parser) openQP(h uint32, ok bool, line []byte) {
+	s := p.s
+	p.inOpcodes = false
+	if !ok {
+		s.Problems = append(s.Problems, &LineError{p.lineNo, fmt.Sprintf("QP header %q: the handle is not a decimal uint32; block ignored", line)})
+		p.qp = nil
+		return
+	}
+	if p.sc.seenQP(h) {
+		s.Problems = append(s.Problems, &LineError{p.lineNo, "QP " + strconv.FormatUint(uint64(h), 10) + " printed twice; the second block is ignored"})
+		p.qp = nil
+		return
+	}
+	s.QPs = append(s.QPs, QP{Handle: h})
+	p.qp = &s.QPs[len(s.QPs)-1]
+	p.bi = 0
+	p.opStart = len(p.sc.ops)
+}
+
+// oldOpcodeLine cuts an opcode line without ` : `: older servers print
+// `NAME: N` for 20- and 21-character names.
+func (p *parser) oldOpcodeLine(line []byte) (key, val []byte, ok bool) {
+	if !p.inOpcodes {
+		return nil, nil, false
+	}
+	i := bytes.LastIndexByte(line, ':')
+	if i <= 0 {
+		return nil, nil, false
+	}
+	return bytes.TrimSpace(line[:i]), bytes.TrimSpace(line[i+1:]), true
+}
+
+// memoQPLines takes the lines of the current QP block that the memo cuts
+// from the start of rest, in a tight loop, and returns what follows: the
+// general path would reach qpValue with the same key, looked up when the
+// memo learnt it. The loop works on locals, stored back on the way out.
+func (p *parser) memoQPLines(rest []byte) []byte {
+	qp, inOpcodes, lineNo, bi := p.qp, p.inOpcodes, p.lineNo, p.bi
+	var last []byte // the last line taken, as written
+	start := 0      // where its stripped line starts
+	for len(rest) > 0 {
+		if rest[0] == '\n' {
+			// An empty line ends the block.
+			lineNo++
+			rest = rest[1:]
+			qp, inOpcodes = nil, false
+			break
+		}
+		if bi >= memoLines || !p.memos[bi].indented {
+			break
+		}
+		// The line must be m.prefix, then one to 19 digits (20 may
+		// overflow: the general path checks them) and '\n'; or, for the
+		// opcode header, m.prefix and '\n'.
+		m := &p.memos[bi]
+		n := len(m.prefix)
+		if n == 0 || len(rest) <= n || !bytes.Equal(rest[:n], m.prefix) {
+			break
+		}
+		if m.bare {
+			if rest[n] != '\n' {
+				break
+			}
+			lineNo++
+			last, start = rest[:n], m.start
+			inOpcodes = true
+			rest = rest[n+1:]
+			bi++
+			continue
+		}
+		end := n
+		var v uint64
+		for ; end < len(rest); end++ {
+			d := rest[end] - '0'
+			if d > 9 {
+				break
+			}
+			v = v*10 + uint64(d)
+		}
+		if end == n || end-n > 19 || end == len(rest) || rest[end] != '\n' {
+			break
+		}
+		lineNo++
+		last, start = rest[:end], m.start
+		if k := m.qpKey; !inOpcodes && m.qpKnown && qp.present&(1<<k) == 0 {
+			// qpValue's common case, inline.
+			qp.values[k] = v
+			qp.present |= 1 << k
+		} else {
+			p.s.qpValue(qp, &p.sc.ops, p.opStart, inOpcodes, m.key, m.qpKey, m.qpKnown, m.isOther, v, lineNo)
+		}
+		rest = rest[end+1:]
+		bi++
+	}
+	if last != nil {
+		p.lastRaw, p.lastLine = last, last[start:]
+	}
+	p.qp, p.inOpcodes, p.lineNo, p.bi = qp, inOpcodes, lineNo, bi
+	return rest
+}
+
+// checkEnd applies the end rules of a whole file (rundir/README.md §4) once
+// every line is parsed.
+func (p *parser) checkEnd(data []byte) error {
+	if !p.sawQPs {
+		return incomplete("no \"" + headerQPs + "\" header")
+	}
+	// A whole file ends right after the QP header (or the old no-QPs line)
+	// or with an empty line after its last block or trailing section.
+	endsBlank := len(data) >= 2 && data[len(data)-2] == '\n'
+	// The header counts only at column 0, and the old no-QPs line only
+	// right under it (no QP opened): the same words inside a QP block are
+	// not an end.
+	endsHeader := string(p.lastRaw) == headerQPs ||
+		(string(p.lastLine) == noQPsLine && p.sec == secQPs && len(p.s.QPs) == 0)
+	if !endsBlank && !endsHeader {
+		return incomplete("file does not end with an empty line (cut inside a block)")
+	}
+	for _, group := range requiredDevice {
+		found := false
+		for _, k := range group {
+			if _, ok := p.s.Device.Get(k); ok {
+				found = true
+			}
+		}
+		if !found {
+			return fmt.Errorf("device counter %s missing: not a stats file of a known server format", group[0])
+		}
+	}
+	return nil
+}
