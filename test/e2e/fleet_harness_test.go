@@ -9,6 +9,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,6 +43,32 @@ func seriesKey(m model.Metric) string {
 	delete(c, "job")
 	delete(c, "instance")
 	return c.String()
+}
+
+// timeDependent matches the families whose values move with the clock
+// (uptime, stats age): compareHostSeries checks only that they are there.
+var timeDependent = regexp.MustCompile(`_seconds$`)
+
+// compareHostSeries lists how a backend's series of a host (got, by
+// seriesKey) differ from those of the host's own endpoint (want): missing,
+// extra, or with another value.
+func compareHostSeries(want, got map[string]float64) []string {
+	var problems []string
+	for k, w := range want {
+		g, ok := got[k]
+		switch {
+		case !ok:
+			problems = append(problems, "missing "+k)
+		case !timeDependent.MatchString(k[:strings.IndexByte(k+"{", '{')]) && g != w:
+			problems = append(problems, fmt.Sprintf("%s = %v, the host's endpoint has %v", k, g, w))
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			problems = append(problems, "not on the host's endpoint: "+k)
+		}
+	}
+	return problems
 }
 
 // backendSeries returns the ernic series of the host whose instance label

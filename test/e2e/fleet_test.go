@@ -11,7 +11,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -101,7 +100,6 @@ func TestFleet(t *testing.T) {
 
 	// Per host and backend: the series of the host's own endpoint, with
 	// its values, under the host's instance and the job ernic.
-	timeDependent := regexp.MustCompile(`_seconds$`) // uptime and stats age move with the clock
 	for _, h := range hosts {
 		url := fmt.Sprintf("http://127.0.0.1:%d/metrics", h.pullPort)
 		for _, b := range backends {
@@ -116,21 +114,7 @@ func TestFleet(t *testing.T) {
 					return []string{err.Error()}
 				}
 				labelNames = names
-				var problems []string
-				for k, v := range want {
-					g, ok := got[k]
-					switch {
-					case !ok:
-						problems = append(problems, "missing "+k)
-					case !timeDependent.MatchString(k[:strings.IndexByte(k+"{", '{')]) && g != v:
-						problems = append(problems, fmt.Sprintf("%s = %v, the host's endpoint has %v", k, g, v))
-					}
-				}
-				for k := range got {
-					if _, ok := want[k]; !ok {
-						problems = append(problems, "not on the host's endpoint: "+k)
-					}
-				}
+				problems := compareHostSeries(want, got)
 				jobs, err := b.p.Vector(ctx, fmt.Sprintf(`count by (job) ({__name__=~"ernic_.+", instance=%q})`, b.instance(h)), time.Now())
 				if err != nil || len(jobs) != 1 || jobs[0].Metric["job"] != "ernic" {
 					problems = append(problems, fmt.Sprintf("job labels %v (%v), want ernic only", jobs, err))

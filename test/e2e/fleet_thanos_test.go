@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -220,7 +219,6 @@ func TestFleetThanos(t *testing.T) {
 // the job ernic and the tenant's tenant_id, deduplicated, and nothing else.
 func checkThanosSeries(ctx context.Context, t *testing.T, q *harness.Prometheus, hosts []*fleetHost, when string) {
 	t.Helper()
-	timeDependent := regexp.MustCompile(`_seconds$`) // uptime and stats age move with the clock
 	for _, h := range hosts {
 		endpoint := fmt.Sprintf("http://127.0.0.1:%d/metrics", h.pullPort)
 		n := 0
@@ -234,20 +232,7 @@ func checkThanosSeries(ctx context.Context, t *testing.T, q *harness.Prometheus,
 				return []string{err.Error()}
 			}
 			got, problems := tenantSeries(v, thanosTenant)
-			for k, w := range want {
-				g, ok := got[k]
-				switch {
-				case !ok:
-					problems = append(problems, "missing "+k)
-				case !timeDependent.MatchString(k[:strings.IndexByte(k+"{", '{')]) && g != w:
-					problems = append(problems, fmt.Sprintf("%s = %v, the host's endpoint has %v", k, g, w))
-				}
-			}
-			for k := range got {
-				if _, ok := want[k]; !ok {
-					problems = append(problems, "not on the host's endpoint: "+k)
-				}
-			}
+			problems = append(problems, compareHostSeries(want, got)...)
 			for _, s := range v {
 				if s.Metric["job"] != "ernic" {
 					problems = append(problems, "job not ernic: "+s.Metric.String())

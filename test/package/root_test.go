@@ -7,81 +7,31 @@ package pkgtest
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // throwawayRoot is a copy-on-write copy of this machine's root file system
-// (an overlay with / as its lower layer and a tmpfs as its upper one) in a
-// mount namespace of its own, held open by a sleeping process. dpkg --root
-// installs into it and chroots into it for the maintainer scripts, against
-// the host's own dpkg database and tools; nothing reaches the host, and it
-// all goes when the holder is killed at the end of the test.
+// (harness.OverlayRoot of /). dpkg --root installs into it and chroots into
+// it for the maintainer scripts, against the host's own dpkg database and
+// tools; nothing reaches the host.
 type throwawayRoot struct {
-	// Dir is the root's path inside the namespace.
-	Dir    string
-	holder *exec.Cmd
+	*harness.OverlayRoot
 }
 
 func newThrowawayRoot(t *testing.T) *throwawayRoot {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: dpkg --root, mounts in a mount namespace (CI runs as root)")
-	}
-	unshare := harness.Tool(t, "unshare", "apt-get install util-linux")
-	harness.Tool(t, "nsenter", "apt-get install util-linux")
-	base := t.TempDir()
-	r := &throwawayRoot{Dir: filepath.Join(base, "root")}
-	r.holder = exec.Command(unshare, "--mount", "--propagation", "private", "sleep", "infinity")
-	if err := r.holder.Start(); err != nil {
-		t.Fatalf("unshare --mount: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = r.holder.Process.Kill()
-		_ = r.holder.Wait()
-	})
-	// unshare has made the namespace once it has exec'd sleep.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		self, _ := os.Readlink("/proc/self/ns/mnt")
-		held, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(r.holder.Process.Pid), "ns/mnt"))
-		if err == nil && held != self {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("unshare --mount: no new mount namespace after 10 s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	layers := filepath.Join(base, "layers")
-	for _, d := range []string{layers, r.Dir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The upper layer must not be on an overlay itself: a tmpfs of its own.
-	r.MustRun(t, "mount", "-t", "tmpfs", "tmpfs", layers)
-	r.MustRun(t, "mkdir", filepath.Join(layers, "upper"), filepath.Join(layers, "work"))
-	r.MustRun(t, "mount", "-t", "overlay", "overlay", "-o",
-		"lowerdir=/,upperdir="+filepath.Join(layers, "upper")+",workdir="+filepath.Join(layers, "work"), r.Dir)
+	harness.RequireRoot(t, "install with dpkg --root and mount in a mount namespace")
+	r := &throwawayRoot{harness.NewOverlayRoot(t, "/")}
 	r.MustRun(t, "mount", "--rbind", "/dev", filepath.Join(r.Dir, "dev"))
 	r.MustRun(t, "mount", "-t", "proc", "proc", filepath.Join(r.Dir, "proc"))
 	// /run as on a machine that has not booted systemd: the maintainer
 	// scripts then enable the unit but start nothing.
 	r.MustRun(t, "mount", "-t", "tmpfs", "tmpfs", filepath.Join(r.Dir, "run"))
 	return r
-}
-
-// Command returns name with args run inside the root's mount namespace
-// (paths are the namespace's: Dir/... for files in the root).
-func (r *throwawayRoot) Command(name string, args ...string) *exec.Cmd {
-	return exec.Command("nsenter", append([]string{"--target", strconv.Itoa(r.holder.Process.Pid), "--mount", "--", name}, args...)...)
 }
 
 // Run runs name with args in the namespace and returns its combined output.

@@ -21,15 +21,15 @@ import (
 )
 
 // container is a Debian root booted with systemd-nspawn --boot: a
-// copy-on-write copy (an overlay on a tmpfs) of the cached root that `make
-// debian-root` made, in a mount namespace of its own held open by a
-// sleeping process, so that the cache stays as debootstrap left it and the
+// copy-on-write copy (harness.OverlayRoot) of the cached root that `make
+// debian-root` made, so that the cache stays as debootstrap left it and the
 // copy goes when the test ends. The container shares the host's network:
 // its services listen on the host's loopback.
 type container struct {
-	// Dir is the root's path inside the holder's mount namespace.
+	// host is the copy's mount namespace, outside the container: its Dir
+	// is the root's path there.
+	host   *harness.OverlayRoot
 	Dir    string
-	holder *exec.Cmd
 	nspawn *harness.Process
 	// init is the container's PID 1 (systemd), as the host sees it.
 	init int
@@ -39,67 +39,19 @@ type container struct {
 // put into it with WriteFile and Run before Boot.
 func newContainerRoot(t *testing.T, base string) *container {
 	t.Helper()
-	harness.Tool(t, "unshare", "apt-get install util-linux")
-	harness.Tool(t, "nsenter", "apt-get install util-linux")
-	tmp := t.TempDir()
-	c := &container{Dir: filepath.Join(tmp, "root")}
-	c.holder = exec.Command("unshare", "--mount", "--propagation", "private", "sleep", "infinity")
-	if err := c.holder.Start(); err != nil {
-		t.Fatalf("unshare --mount: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = c.holder.Process.Kill()
-		_ = c.holder.Wait()
-	})
-	// unshare has made the namespace once it has exec'd sleep.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		self, _ := os.Readlink("/proc/self/ns/mnt")
-		held, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(c.holder.Process.Pid), "ns/mnt"))
-		if err == nil && held != self {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("unshare --mount: no new mount namespace after 10 s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	layers := filepath.Join(tmp, "layers")
-	for _, d := range []string{layers, c.Dir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.mustHost(t, "mount", "-t", "tmpfs", "tmpfs", layers)
-	c.mustHost(t, "mkdir", filepath.Join(layers, "upper"), filepath.Join(layers, "work"))
-	c.mustHost(t, "mount", "-t", "overlay", "overlay", "-o",
-		"lowerdir="+base+",upperdir="+filepath.Join(layers, "upper")+",workdir="+filepath.Join(layers, "work"), c.Dir)
+	host := harness.NewOverlayRoot(t, base)
+	c := &container{host: host, Dir: host.Dir}
 	// systemd-nspawn keeps state in /run/systemd/nspawn: a tmpfs of the
 	// namespace, so that nothing of it stays on the host.
-	c.mustHost(t, "mkdir", "-p", "/run/systemd/nspawn")
-	c.mustHost(t, "mount", "-t", "tmpfs", "tmpfs", "/run/systemd/nspawn")
+	host.MustRun(t, "mkdir", "-p", "/run/systemd/nspawn")
+	host.MustRun(t, "mount", "-t", "tmpfs", "tmpfs", "/run/systemd/nspawn")
 	return c
-}
-
-// hostCommand is name with args run in the holder's mount namespace
-// (outside the container; paths of the root are under Dir).
-func (c *container) hostCommand(name string, args ...string) *exec.Cmd {
-	return exec.Command("nsenter", append([]string{"--target", strconv.Itoa(c.holder.Process.Pid), "--mount", "--", name}, args...)...)
-}
-
-func (c *container) mustHost(t *testing.T, name string, args ...string) string {
-	t.Helper()
-	out, err := c.hostCommand(name, args...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return string(out)
 }
 
 // path is the host's path of path in the root, through the holder's view
 // of its mount namespace (/proc/<pid>/root).
 func (c *container) path(path string) string {
-	return filepath.Join("/proc", strconv.Itoa(c.holder.Process.Pid), "root", c.Dir, path)
+	return filepath.Join("/proc", strconv.Itoa(c.host.Pid()), "root", c.Dir, path)
 }
 
 // WriteFile writes data to path in the root, with its directories.
@@ -131,7 +83,7 @@ func (c *container) CopyFile(t *testing.T, src, path string, mode os.FileMode) {
 // (the offline work of a package's maintainer scripts).
 func (c *container) Chroot(t *testing.T, name string, args ...string) string {
 	t.Helper()
-	return c.mustHost(t, "chroot", append([]string{c.Dir, name}, args...)...)
+	return c.host.MustRun(t, "chroot", append([]string{c.Dir, name}, args...)...)
 }
 
 // Boot boots the root with systemd-nspawn and waits until systemd reports
@@ -140,7 +92,7 @@ func (c *container) Chroot(t *testing.T, name string, args ...string) string {
 func (c *container) Boot(t *testing.T, bootWait time.Duration) {
 	t.Helper()
 	harness.Tool(t, "systemd-nspawn", "apt-get install systemd-container")
-	cmd := c.hostCommand("systemd-nspawn", "--boot", "--directory="+c.Dir,
+	cmd := c.host.Command("systemd-nspawn", "--boot", "--directory="+c.Dir,
 		"--machine=switch-test",
 		// No systemd on the host to register with, or to make a scope
 		// unit: the container runs in the test's own cgroup.
