@@ -35,11 +35,11 @@ type textExporter struct {
 	names  *namer
 	now    func() time.Time
 	server *http.Server
-	addr   net.Addr // where the server listens
+	addr   net.Addr
 	done   chan struct{}
 
 	mu   sync.RWMutex
-	kept map[uint64]kept // by resource identity (resourceKey)
+	kept map[uint64]kept // by resourceKey
 	seed maphash.Seed
 }
 
@@ -64,16 +64,15 @@ func newExporter(set exporter.Settings, cfg *Config) *textExporter {
 	}
 }
 
-// Capabilities: the batches are kept as they are and never changed.
+// Capabilities tells the pipeline that the batches are never changed.
 func (e *textExporter) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: false}
 }
 
-// ConsumeMetrics renders each resource of md in the text format and keeps
-// it as that resource's latest batch: about 100 bytes a series, where the
-// batch itself takes about 500 (the rendering is done once per batch, not
-// once per GET). The batch it replaces is kept too, unless a GET was
-// writing it, and the resource's next batch is rendered into it.
+// ConsumeMetrics renders each resource of md in the text format once, not
+// once per GET, and keeps it as that resource's latest batch. The batch it
+// replaces is kept for the next one to be rendered into, unless a GET was
+// writing it.
 func (e *textExporter) ConsumeMetrics(_ context.Context, md pmetric.Metrics) error {
 	now := e.now()
 	rms := md.ResourceMetrics()
@@ -150,7 +149,6 @@ func (e *textExporter) current() []*rendered {
 	return out
 }
 
-// done ends the GET of rs, from current.
 func done(rs []*rendered) {
 	for _, r := range rs {
 		r.serving.Add(-1)
@@ -171,16 +169,12 @@ func (e *textExporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var zout *bufio.Writer // gz's output, before w
 	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
 		w.Header().Set("Content-Encoding", "gzip")
-		// klauspost/compress's stateless level: a writer of a few hundred
-		// bytes whose buffers come from the package's pools, where
-		// compress/gzip's allocated its own each GET (the levels compared:
-		// docs/performance-pipelines.md, Pull endpoint). Its Write does not
-		// keep its error, so it is closed only if every write went through.
-		//
-		// The compressed bytes are gathered 64 KiB at a time before they
-		// go to w: the writer hands them on a few hundred bytes at a time,
-		// and each write to the socket is a chance for the Go scheduler to
-		// hand the only P to another thread.
+		// klauspost/compress's stateless level takes its buffers from the
+		// package's pools where compress/gzip allocates its own each GET
+		// (docs/performance-pipelines.md, Pull endpoint). Its Write does
+		// not keep its error: close it only if every write went through.
+		// zout gathers its small writes, each a chance for the scheduler
+		// to hand the only P to another thread.
 		zout = bufs.zout
 		zout.Reset(w)
 		gz, _ = gzip.NewWriterLevel(zout, gzip.StatelessCompression)
@@ -191,7 +185,7 @@ func (e *textExporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	bw := bufs.text
 	bw.Reset(out)
-	err := write(bw, rs) // flushes bw
+	err := write(bw, rs)
 	if err == nil && gz != nil {
 		err = gz.Close() // the last block and the trailer
 	}
@@ -206,22 +200,16 @@ func (e *textExporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serveBuffers are a GET's two 64 KiB buffers: the text before gzip (or
 // before the client, without gzip) and gzip's output before the client.
 // They are kept in getBuffers from one GET to the next: made anew, they
-// were 128 KiB of the 350 kB a 16×64 GET allocated (BenchmarkServe: 212
-// kB now), and with an empty run directory Go's collector took 9 % of the
-// collector's CPU under back-to-back GETs (perf), the idle heap being
-// about 2 MB. Side by side, 3 rounds of 400 GETs of the built collector
-// on an empty run directory: 0.84–0.93 ms of CPU a GET against 0.99–1.18.
+// were most of what a GET allocated (docs/performance-pipelines.md, Pull
+// endpoint).
 type serveBuffers struct {
 	text, zout *bufio.Writer
 }
 
-// getBuffers holds *serveBuffers between GETs, as promhttp pools its gzip
-// writers.
 var getBuffers = sync.Pool{New: func() any {
 	return &serveBuffers{text: bufio.NewWriterSize(nil, 64<<10), zout: bufio.NewWriterSize(nil, 64<<10)}
 }}
 
-// release lets go of the response writer and returns b to getBuffers.
 func (b *serveBuffers) release() {
 	b.text.Reset(nil)
 	b.zout.Reset(nil)

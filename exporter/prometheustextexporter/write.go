@@ -25,7 +25,6 @@ type family struct {
 	metrics         []pmetric.Metric
 }
 
-// namer writes batches in the text format with promname's names.
 type namer struct {
 	*promname.Namer
 }
@@ -63,25 +62,21 @@ func (n *namer) families(rms []pmetric.ResourceMetrics) []*family {
 }
 
 // rendered is one resource's batch in the text format: its families'
-// series lines, one after the other in buf, without HELP and TYPE (a family
-// of several resources gets them once per GET). A line is kept as one kind
-// byte (lineBare, lineOpen, lineWhole) and its text after the family's
-// prefix of that kind, through its line feed: the family name and the
-// resource's labels, two thirds of a QP series' line, are kept once per
-// family, not once per series.
+// series lines in buf, without HELP and TYPE (a family of several resources
+// gets them once per GET). A line is kept as one kind byte (lineBare,
+// lineOpen, lineWhole) and its text after the family's prefix of that
+// kind, so that the family name and the resource's labels, most of a QP
+// series' line, are kept once per family.
 type rendered struct {
-	fams []renderedFamily
-	buf  []byte
-	// resText is the resource's labels as text, as in the prefixes.
+	fams    []renderedFamily
+	buf     []byte
 	resText string
-	// serving counts the GETs writing this batch (textExporter.current
-	// adds, under the exporter's lock); a batch replaced while no GET
-	// writes it is rendered into again (textExporter.ConsumeMetrics).
+	// serving counts the GETs writing this batch: one replaced while no
+	// GET writes it is rendered into again.
 	serving atomic.Int32
 }
 
-// renderedFamily is a family's name, HELP, TYPE, prefixes and its lines
-// buf[start:end].
+// renderedFamily's lines are buf[start:end].
 type renderedFamily struct {
 	name, help, typ string
 	// prefix[lineBare] is the name and the resource's labels closed
@@ -99,7 +94,6 @@ const (
 	lineWhole             // nothing: the whole line (a point attribute joined a resource label)
 )
 
-// writeTo writes the family's lines of r in the text format.
 func (f *renderedFamily) writeTo(w *bufio.Writer, r *rendered) error {
 	lines := r.buf[f.start:f.end]
 	for len(lines) > 0 {
@@ -122,10 +116,8 @@ func (f *renderedFamily) writeTo(w *bufio.Writer, r *rendered) error {
 //
 // into, when not nil, is an earlier batch of the same resource that no GET
 // writes any longer: the batch is rendered into its buffers, and a family
-// in the same place with the same resource labels keeps its prefixes.
-// BenchmarkRenderHost, a 16×64 host's batches: 38 kB in 544 allocations
-// and 50–53 ns a series rendered into the batches before, against 299 kB
-// in 1,088 allocations and 86–119 ns rendered anew.
+// in the same place with the same resource labels keeps its prefixes
+// (BenchmarkRenderHost measures both ways).
 func (n *namer) render(rm pmetric.ResourceMetrics, promote bool, into *rendered) *rendered {
 	fams := n.families([]pmetric.ResourceMetrics{rm})
 	labels := n.NewPointLabels(rm.Resource().Attributes(), promote, false)
@@ -141,11 +133,9 @@ func (n *namer) render(rm pmetric.ResourceMetrics, promote bool, into *rendered)
 		b = out.buf[:0]
 	} else {
 		out = &rendered{fams: make([]renderedFamily, 0, len(fams)), resText: string(resBytes)}
-		// A new batch's lines are written into a scratch buffer kept
-		// between batches and copied out at their exact size: one
-		// allocation, where growing a buffer of its own allocated it
-		// about four times over (the make, its growth by append, and the
-		// trim).
+		// A scratch buffer kept between batches, copied out at its exact
+		// size: one allocation, where growing a buffer of its own took
+		// several.
 		scratch := scratchBuffers.Get().(*[]byte)
 		defer scratchBuffers.Put(scratch)
 		b = (*scratch)[:0]
@@ -201,9 +191,8 @@ func (n *namer) render(rm pmetric.ResourceMetrics, promote bool, into *rendered)
 	return out
 }
 
-// scratchBuffers holds the buffers render writes a batch into before it
-// keeps a copy of the exact size (*[]byte; each grows to the largest batch
-// rendered with it, and goes with the pool at a garbage collection).
+// scratchBuffers hold a batch as render writes it (*[]byte, each as large
+// as the largest batch rendered with it).
 var scratchBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 func numberPoints(m pmetric.Metric) pmetric.NumberDataPointSlice {
@@ -262,7 +251,6 @@ func writeHeader(w *bufio.Writer, f *renderedFamily) {
 	_, _ = w.Write(b)
 }
 
-// appendLabels appends {name="value",...} for labels, nothing for none.
 func appendLabels(b []byte, labels []promname.Label) []byte {
 	if len(labels) == 0 {
 		return b
@@ -272,7 +260,6 @@ func appendLabels(b []byte, labels []promname.Label) []byte {
 	return append(b, '}')
 }
 
-// appendLabelList appends name="value",... for labels.
 func appendLabelList(b []byte, labels []promname.Label) []byte {
 	for i, l := range labels {
 		if i > 0 {
@@ -290,7 +277,6 @@ func appendLabelList(b []byte, labels []promname.Label) []byte {
 // backslash, line feed and, in a label value, the double quote. Invalid
 // UTF-8 becomes U+FFFD, which a Prometheus server would otherwise refuse.
 func appendEscaped(b []byte, s string, quote bool) []byte {
-	// Most values (QP numbers, counter names) are plain ASCII: one pass.
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c >= utf8.RuneSelf || c == '\\' || c == '\n' || (c == '"' && quote) {
 			return appendEscapedSlow(b, s, quote)
@@ -299,8 +285,6 @@ func appendEscaped(b []byte, s string, quote bool) []byte {
 	return append(b, s...)
 }
 
-// appendEscapedSlow is appendEscaped for a value with something to escape
-// or bytes outside ASCII.
 func appendEscapedSlow(b []byte, s string, quote bool) []byte {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
