@@ -13,11 +13,9 @@ import (
 // bytes.TrimSpace strips it. When line has a key–value separator (the first
 // ':' with a space on each side, or a final " :", which leaves an empty
 // value), hasVal is true and key and val are the stripped halves.
-//
-// It is the parser's inner loop: ASCII white space is stripped by hand and
-// bytes.TrimSpace, which also strips Unicode spaces, is called only when a
-// non-ASCII byte is at an edge, so the result is that of TrimSpace in every
-// case (FuzzCutLine compares the two).
+// ASCII white space is stripped by hand, TrimSpace called only for a
+// non-ASCII byte at an edge: this is the parser's inner loop (FuzzCutLine
+// compares the two).
 func cutLine(raw []byte) (line, key, val []byte, hasVal bool) {
 	start, end := 0, len(raw)
 	for start < end && asciiSpace[raw[start]] {
@@ -48,7 +46,6 @@ func cutLine(raw []byte) (line, key, val []byte, hasVal bool) {
 	return line, nil, nil, false
 }
 
-// asciiSpace holds the ASCII bytes bytes.TrimSpace strips.
 var asciiSpace = [256]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // trimRight strips white space at the end of b, whose first byte is not
@@ -77,31 +74,21 @@ func trimLeft(b []byte) []byte {
 	return b[start:]
 }
 
-// memoLines is how many lines of a QP block lineMemo remembers: the eight
-// counters, the opcode header, up to 19 opcode lines and older servers'
-// extra counters fit.
+// memoLines holds a QP block's counters, opcode header, opcode lines and
+// older servers' extra counters.
 const memoLines = 32
 
 // lineMemo remembers how one `key : value` line of a QP block was cut, so
-// that the same line of the next block is cut by one compare. Every QP
-// block of a file prints its counters in the same order, with the same
-// padding, so most lines of a block start with the bytes of the line at the
-// same place in the block before.
-//
-// If a line is prefix followed by decimal digits up to its '\n', where
-// prefix is the earlier line up to its value (indent, key, separator and
-// the white space after it), cutLine would cut it like the earlier line:
-// its start, its key and its first " : " lie inside the prefix, and its
-// value is the digits. The parser's loop takes such lines (one to 19
-// digits) from the memo, and leaves anything else to cutLine
-// (FuzzParseStats compares parses with and without the memo).
+// that the same line of the next block is cut by one compare: every block
+// prints its counters in the same order and padding. A line that is the
+// earlier line's prefix (up to its value) followed by digits is cut as that
+// line was; anything else goes to cutLine (FuzzParseStats compares parses
+// with and without the memo).
 type lineMemo struct {
 	prefix []byte // the earlier line up to its value; nil when none
-	key    []byte // its key
-	start  int    // where its stripped line starts in it
-	// What the parser looks up about the key, kept with it: whether the
-	// line is indented (not at column 0), its QPKey, and whether it is the
-	// `(other opcodes)` line.
+	key    []byte
+	start  int // where its stripped line starts in it
+	// What the parser looks up about the key, kept with it.
 	indented bool
 	qpKey    QPKey
 	qpKnown  bool

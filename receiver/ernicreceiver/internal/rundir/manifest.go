@@ -70,11 +70,10 @@ type VM struct {
 	GPU string
 }
 
-// ParseManifest parses instances.json. An empty, cut or otherwise invalid
-// JSON document (a writer truncates and rewrites the file in place, so a
-// reader can see any prefix of it) is an error wrapping ErrIncomplete; a
-// valid document without an `instances` array is an error too. Entries that
-// cannot be used are listed in Manifest.Problems and left out.
+// ParseManifest parses instances.json. Invalid JSON (a reader can see any
+// prefix of the file its writer rewrites in place) wraps ErrIncomplete; no
+// `instances` array is an error too. Unusable entries are left out and
+// listed in Manifest.Problems.
 func ParseManifest(data []byte) (*Manifest, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("%w: empty manifest", ErrIncomplete)
@@ -156,9 +155,8 @@ func decodeInstance(raw json.RawMessage) (inst Instance, problems []error, err e
 	return inst, problems, nil
 }
 
-// pidKey decodes key name as a process id: 1 to 2^31-1 (Linux's pid_max is
-// at most 2^22). Another integer is a problem and counts as absent (0), so
-// that it is reported rather than read silently as "no pid".
+// pidKey decodes key name as a process id, 1 to 2^31-1; another integer is
+// reported as a problem rather than read silently as "no pid" (0).
 func pidKey(name string, key func(string, any) bool, problems *[]error) int {
 	var pid int64
 	if !key(name, &pid) {

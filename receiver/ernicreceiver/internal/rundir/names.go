@@ -106,13 +106,11 @@ var (
 	opcodeIndex = newInterner(Opcodes[:])
 )
 
-// interner finds a name of a fixed list by its bytes without hashing them:
-// the names are bucketed by length, and a few string compares (most fail
-// on the first byte) find it or not. Parsing a stats file looks up a name
-// on every LIF and opcode line.
+// interner finds a name of a fixed list by its bytes without hashing them
+// (bucketed by length, then compared), for the lookup on every LIF and
+// opcode line.
 type interner [][]interned
 
-// interned is a listed name and its index in the list.
 type interned struct {
 	name  string
 	index int
@@ -129,7 +127,6 @@ func newInterner(names []string) interner {
 	return in
 }
 
-// lookup returns the listed name equal to key and its index in the list.
 func (in interner) lookup(key []byte) (string, int, bool) {
 	if len(key) >= len(in) {
 		return "", -1, false
@@ -142,14 +139,11 @@ func (in interner) lookup(key []byte) (string, int, bool) {
 	return "", -1, false
 }
 
-// lifName returns the interned name of a known LIF counter.
 func lifName(key []byte) (string, bool) {
 	n, _, ok := lifIndex.lookup(key)
 	return n, ok
 }
 
-// lifCounterName returns the interned name of a known LIF counter, or a copy
-// of key.
 func lifCounterName(key []byte) string {
 	if n, _, ok := lifIndex.lookup(key); ok {
 		return n
@@ -157,7 +151,6 @@ func lifCounterName(key []byte) string {
 	return string(key)
 }
 
-// opcodeName returns the interned name of a known opcode, or a copy of key.
 func opcodeName(key []byte) string {
 	if n, _, ok := opcodeIndex.lookup(key); ok {
 		return n

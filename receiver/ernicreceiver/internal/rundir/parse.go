@@ -51,10 +51,8 @@ type parser struct {
 	bi    int
 }
 
-// parseStats parses data into s. memo enables the QP-line shortcut of
-// lineMemo; the tests parse without it to check that it changes nothing.
-// It is the fast path: the line loop and the dispatch to the section
-// functions (parse_sections.go).
+// parseStats parses data into s. memo enables lineMemo's shortcut; the
+// tests parse without it to check that it changes nothing.
 func parseStats(s *Stats, data []byte, memo bool) error {
 	// The QP list, its duplicate index and the opcode lines of all QPs
 	// (kept in one backing array; each QP's Opcodes is a window of it) grow
@@ -190,8 +188,7 @@ func (s *Stats) duplicate(lineNo int, what string) {
 }
 
 // setCounter sets the counter named key among (*cs)[from:], appending it
-// (named by name(key)) when absent; false when it was already there. The
-// lists are short (at most 19 opcodes of a QP, about 74 LIF counters), so a
+// when absent; false when it was already there. The lists are short: a
 // linear search is cheaper than a map.
 func setCounter(cs *[]Counter, from int, key []byte, v uint64, name func([]byte) string) bool {
 	for i := from; i < len(*cs); i++ {

@@ -27,8 +27,6 @@ func checkLines(data []byte) error {
 	return nil
 }
 
-// header starts the section of the bare column-0 header line and closes any
-// QP block.
 func (p *parser) header(line []byte) {
 	p.qp, p.inOpcodes = nil, false
 	switch {
@@ -46,7 +44,6 @@ func (p *parser) header(line []byte) {
 	}
 }
 
-// instanceLine takes one `key : value` line of the `Instance:` section.
 func (s *Stats) instanceLine(key, val []byte) {
 	switch string(key) {
 	case "socket":
@@ -166,10 +163,8 @@ func (p *parser) oldOpcodeLine(line []byte) (key, val []byte, ok bool) {
 	return bytes.TrimSpace(line[:i]), bytes.TrimSpace(line[i+1:]), true
 }
 
-// memoQPLines takes the lines of the current QP block that the memo cuts
-// from the start of rest, in a tight loop, and returns what follows: the
-// general path would reach qpValue with the same key, looked up when the
-// memo learnt it. The loop works on locals, stored back on the way out.
+// memoQPLines takes the lines at the start of rest that the memo cuts, in a
+// tight loop on locals, and returns what follows.
 func (p *parser) memoQPLines(rest []byte) []byte {
 	qp, inOpcodes, lineNo, bi := p.qp, p.inOpcodes, p.lineNo, p.bi
 	var last []byte // the last line taken, as written

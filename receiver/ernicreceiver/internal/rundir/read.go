@@ -31,23 +31,19 @@ type Reader struct {
 	// the number of retries.
 	Backoff []time.Duration
 
-	// Retries counts reads repeated because the one before was torn, and
-	// Failures the reads still torn after the last retry, since the Reader
-	// was made.
+	// Retries counts reads repeated because the one before was torn,
+	// Failures the reads still torn after the last retry.
 	Retries, Failures uint64
 
-	buf []byte
-	// peak is the largest file read since the last Trim.
-	peak int
-	// sleep, when set, replaces the pause before a retry: tests use it to
-	// change the file between two reads.
-	sleep func(time.Duration)
-	// manifest is the last manifest parsed, and manifestData the bytes it
-	// was parsed from: the same bytes again are not parsed again.
+	buf  []byte
+	peak int // the largest file read since the last Trim
+	// manifest was parsed from manifestData: the same bytes are not
+	// parsed again.
 	manifest     *Manifest
 	manifestData []byte
-	// opened, when set, runs after a file is opened and checked, before it
-	// is read: tests use it to change the file under the reader.
+	// Tests set these to change the file between two reads, and between
+	// open and read.
+	sleep  func(time.Duration)
 	opened func()
 }
 
@@ -61,16 +57,11 @@ func NewReader(maxBytes int64) *Reader {
 	return &Reader{MaxBytes: maxBytes, Backoff: DefaultBackoff}
 }
 
-// ReadFile reads the whole of file name of dir once. The returned bytes
-// alias the Reader's buffer and are valid until the next call.
-//
-// The file is opened through dir (an os.Root), so a name, or a symbolic link
-// on the way, that leads outside the directory is refused; symbolic links
-// inside it are followed (absolute ones are refused too). It must be a
-// regular file of at most MaxBytes. ReadFile fails with an error wrapping
-// ErrChanged when the file's size or mtime moved during the read, and with
-// an error wrapping os.ErrNotExist when the file does not exist. Errors name
-// the file by its full path.
+// ReadFile reads the whole of file name of dir once, into bytes that alias
+// the Reader's buffer until the next call. The file must be a regular file
+// of at most MaxBytes inside dir (os.Root refuses a path or link leading
+// out). The error wraps ErrChanged when the file's size or mtime moved
+// during the read, os.ErrNotExist when it is missing.
 func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, fs.FileInfo, error) {
 	path := filepath.Join(dir.Name(), name)
 	// O_NONBLOCK: opening a FIFO someone put in the run directory must not
@@ -98,9 +89,8 @@ func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, fs.FileInfo, error
 	if r.opened != nil {
 		r.opened()
 	}
-	// The size at open is only a hint: the writer may be growing the file
-	// (one big write(2) whose mtime is set before the copy), so the read
-	// itself stops one byte past MaxBytes and that byte is the error.
+	// The size at open is only a hint: the writer may be growing the file,
+	// so the read stops one byte past MaxBytes and that byte is the error.
 	limit := r.MaxBytes
 	if limit < math.MaxInt64 {
 		limit++ // no limit at all is MaxInt64, which must not wrap
@@ -144,14 +134,11 @@ func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, fs.FileInfo, error
 	return data, after, nil
 }
 
-// trimAbove is the buffer capacity above which Trim lets a buffer go.
 const trimAbove = 1 << 20
 
-// Trim lets the read buffer go when it is over 1 MiB and four times the
-// largest file read since the last Trim: one huge file (a manifest of
-// hundreds of thousands of instances, since replaced) must not keep its
-// memory for the life of the collector. The scraper calls it after each
-// scrape.
+// Trim lets the read buffer go when it is over trimAbove and four times the
+// largest file read since the last Trim, so that one huge file does not
+// keep its memory for the life of the collector.
 func (r *Reader) Trim() {
 	if cap(r.buf) > trimAbove && cap(r.buf) > 4*r.peak {
 		r.buf = nil
@@ -159,24 +146,14 @@ func (r *Reader) Trim() {
 	r.peak = 0
 }
 
-// ReadStats reads and parses a stats file, retrying (after each Backoff
-// pause) while the read is torn: the file changed during the read, is not a
-// complete file (ErrIncomplete), or check rejects it. check may be nil; the
-// scraper uses it to reject a file that is complete in form but smaller than
-// one already seen from the same process.
-//
-// A file that looks whole but whose size is a multiple of the writer's stdio
-// buffer (StdioBuffer) is where a cut between two write(2) calls would end;
-// it is accepted only when a second read after a pause finds the same size
-// and mtime.
-//
-// into, when not nil, is parsed into (ParseStatsInto) and returned: its
-// memory is reused, and on error its content is undefined.
-//
-// It returns the parsed file and what fstat said of it at the end of the
-// read (size, mtime, inode), or the last error; a missing file fails at once
-// with an error wrapping os.ErrNotExist. When ctx ends, no retry starts and
-// a pause is cut short: the error then wraps ctx.Err().
+// ReadStats reads and parses a stats file, retrying after each Backoff
+// pause while the read is torn: the file changed during the read, is not
+// complete (ErrIncomplete), or check (may be nil) rejects it. A file whose
+// size is a multiple of StdioBuffer, where a cut between two write(2) calls
+// would end, is accepted only when a second read finds the same size and
+// mtime. into, when not nil, is parsed into and returned (undefined on
+// error). It returns the file's fstat at the end of the read. A missing
+// file fails at once; when ctx ends, the error wraps ctx.Err().
 func (r *Reader) ReadStats(ctx context.Context, dir *os.Root, name string, into *Stats, check func(*Stats) error) (*Stats, fs.FileInfo, error) {
 	path := filepath.Join(dir.Name(), name)
 	if into == nil {
@@ -217,10 +194,9 @@ func (r *Reader) ReadStats(ctx context.Context, dir *os.Root, name string, into 
 // multiple of it.
 const StdioBuffer = 4096
 
-// ReadManifest reads and parses ManifestFile of dir with the same retries
-// (and the same use of ctx) as ReadStats. The manifest rarely changes: when its bytes are those of
-// the last one parsed, the result is a copy of that parse (ParseManifest
-// depends on the bytes alone), so the caller may change it.
+// ReadManifest reads and parses ManifestFile of dir with ReadStats'
+// retries. The manifest rarely changes: the same bytes as last time give a
+// copy of that parse, which the caller may change.
 func (r *Reader) ReadManifest(ctx context.Context, dir *os.Root) (m *Manifest, err error) {
 	path := filepath.Join(dir.Name(), ManifestFile)
 	err = r.retry(ctx, func() error {
@@ -247,9 +223,8 @@ func (r *Reader) ReadManifest(ctx context.Context, dir *os.Root) (m *Manifest, e
 	return m, nil
 }
 
-// retry runs read until it succeeds, fails for a reason other than a torn
-// read, or the retries of r.Backoff are used up, or ctx ends (then the last
-// error, joined with ctx.Err()).
+// retry runs read until it succeeds, fails other than torn, the retries of
+// r.Backoff are used up, or ctx ends.
 func (r *Reader) retry(ctx context.Context, read func() error) error {
 	var err error
 	for attempt := 0; ; attempt++ {
@@ -271,7 +246,6 @@ func (r *Reader) retry(ctx context.Context, read func() error) error {
 	}
 }
 
-// pause waits d, or less when ctx ends first; it returns ctx.Err() then.
 func (r *Reader) pause(ctx context.Context, d time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err

@@ -134,8 +134,7 @@ func (k QPKey) String() string {
 	return "QPKey(" + strconv.Itoa(int(k)) + ")"
 }
 
-// lookupQPKey returns the QPKey named key (a switch, like lookupDeviceKey;
-// TestKeyLookups checks it against qpKeyNames).
+// lookupQPKey is a switch, like lookupDeviceKey.
 func lookupQPKey(key []byte) (QPKey, bool) {
 	switch string(key) {
 	case "doorbell_send":
@@ -296,13 +295,9 @@ type LineError struct {
 
 func (e *LineError) Error() string { return "line " + strconv.Itoa(e.Line) + ": " + e.Msg }
 
-// ParseStats parses a whole stats file. It returns an error wrapping
-// ErrIncomplete when data is not a complete file (rundir/README.md §4): it must end with
-// a newline, contain the `Per-QP Statistics:` header, and end either right
-// after that header (or the old `(no QPs created yet)` line) or with an empty
-// line; and the device section must hold the counters every server format
-// prints. Problems with single lines do not fail the parse; they are listed
-// in Stats.Problems.
+// ParseStats parses a whole stats file. The error wraps ErrIncomplete when
+// data is not a complete file by the end rules of rundir/README.md §4.
+// Problems with single lines are listed in Stats.Problems.
 func ParseStats(data []byte) (*Stats, error) {
 	s := &Stats{}
 	if err := ParseStatsInto(s, data); err != nil {
@@ -311,11 +306,8 @@ func ParseStats(data []byte) (*Stats, error) {
 	return s, nil
 }
 
-// ParseStatsInto is ParseStats into s, reusing the memory of its QP, LIF
-// and opcode lists: a reader that parses the same file every second
-// allocates them once. Everything s held before is overwritten (the slices
-// it returned before are reused, so the caller must be done with them); on
-// error s holds no usable snapshot.
+// ParseStatsInto is ParseStats into s, reusing the memory of its lists,
+// which the caller must be done with; on error s holds no usable snapshot.
 func ParseStatsInto(s *Stats, data []byte) error {
 	return parseStats(s, data, true)
 }
