@@ -24,7 +24,7 @@
 // writes, racing manifest writers, crashes, pid reuse, the run directory
 // removed, unreadable, symlinked, oversized and garbage stats files, a
 // 10 000-QP instance, QP handle reuse, counters near 2^64, a wrapped
-// "(other opcodes)"; see internal/sim/chaos.go) and prints one line per
+// "(other opcodes)"; see internal/sim/README.md) and prints one line per
 // fault and per real restart. -chaos-log writes every fault, restart and
 // complete stats write (with its values) as JSON lines. -max-file-bytes is
 // the collector's max_file_bytes, which the oversized file exceeds.

@@ -17,86 +17,10 @@ import (
 )
 
 // Chaos mode: a Chaos runner injects, into a running Sim, every fault a
-// reader of the run directory can meet, and logs each one, each real restart
-// and every complete stats write (with its values) as JSON lines, so that a
-// test can compare what a collector published with what was really written.
-//
-// Faults (the kind names of the log):
-//
-//   - torn-empty, torn-line, torn-qp, torn-qp-boundary, torn-buffer: a stats
-//     write that stops mid-file for 50-500 ms and then completes: the file
-//     is empty, cut inside a line (inside a number when the line has one),
-//     cut at a line boundary inside a QP block, cut right after a QP block
-//     (complete in form, fewer QP blocks and no LIF block), or cut at a
-//     multiple of the 4 KiB stdio buffer. Only the completed write is logged
-//     as a write.
-//   - manifest-race: two writers truncate and rewrite instances.json at the
-//     same time, in small chunks (one indented, one compact), so the result
-//     is often not JSON; the launcher rewrites it whole after the hold.
-//   - manifest-torn: instances.json written up to a random cut, then, after
-//     50-500 ms, completed.
-//   - crash: the server process is killed (no shutdown write); its pid stays
-//     in the manifest and its stats file stays. After the hold a new server
-//     starts (a real restart).
-//   - pid-reuse: a crash, then an unrelated process takes the dead server's
-//     pid while the manifest keeps it and the stats file stays. As root the
-//     very pid is reused (/proc/sys/kernel/ns_last_pid); otherwise, or when
-//     the pid cannot be had, the manifest entry is pointed at a fresh
-//     unrelated process instead. The detail of the log line says which.
-//     The unrelated process runs the simulator's own binary: at every
-//     other pid-reuse (the first not) through a link named ChaosDecoyComm,
-//     so that its command name is not the server's; otherwise its command
-//     name is the server's, and a reader can only tell it by its start
-//     time. The detail says which ("command name: ...").
-//     After the hold a new server starts (a real restart).
-//   - run-dir-recreate: the run directory is removed and, half a hold (1-2 s)
-//     later, created again with the manifest and every instance's stats file (the
-//     same server processes: counters continue).
-//   - unreadable-dir: the stats file is replaced by a directory for the hold.
-//   - unreadable-chmod: the stats file is made mode 000 for the hold. Root
-//     ignores file permissions, so as root this kind is logged as skipped
-//     ("skip") and unreadable-dir stands for it.
-//   - symlink-outside: the stats file is replaced by a symbolic link to a
-//     complete stats file outside the run directory (alternately an absolute
-//     and a relative "../" link) whose counters are the real ones plus 10^12,
-//     values no complete write ever had.
-//   - oversized: the stats file is replaced by a complete one, with the same
-//     bogus values, padded to more than MaxFileBytes.
-//   - garbage: the stats file is replaced by random binary bytes.
-//   - huge-instance: an instance with HugeQPs (10 000) QPs is added to the
-//     manifest (once, first).
-//   - qp-reuse: a QP's counters drop to zero while its handle stays (the QP
-//     was destroyed and its handle reused); its epoch in the write log goes
-//     up. Besides, every real restart of Chaos reuses the old process's QP
-//     handles, so a handle comes back with counters from zero.
-//   - near-2^64: LIF counters rdma_req_rx_cqe_err = 2^64-12346, rx_dma_error
-//     = 2^63 (both beyond int64) and tx_dma_error = 2^63-1 (the largest
-//     int64), and bytes_rdma_read = 2^64-4097 of a QP that never reads.
-//   - wrap-other: a QP's opcode lines sum to more than wqes_processed, so its
-//     "(other opcodes)" line wraps to 2^64-5.
-//   - manifest-grow: a worker with the simulator's QP count is added to the
-//     manifest (the manifest grows over the run; with the collector's
-//     max_instances below the count, the new instances are the unpublished
-//     ones: the highest ids).
-//   - invalid-utf8: for the hold, every write of the stats file carries one
-//     more LIF counter, ChaosBadLIFName, and the connection state
-//     ChaosBadConnection, both with invalid UTF-8; the counter's value (the
-//     Unix time of the fault, so that it only grows from one fault to the
-//     next) is the record's Value.
-//   - future-mtime: the stats file's mtime is set FutureMtime (3 h) ahead
-//     and the server writes nothing for the hold.
-//
-// After each lasting fault (a hold of HoldMin..HoldMax; HoldMin more for
-// pid-reuse's unrelated process, invalid-utf8 and future-mtime, whose state
-// a reader's published values are checked against) the state is put
-// back: the fault file is removed and the server writes its file whole at
-// once. Real restarts (a new server process, counters from zero: hot-reload,
-// and the recoveries of crash and pid-reuse) are logged as "restart" records,
-// not faults.
-//
-// Chaos needs Options.LIF for near-2^64 and invalid-utf8's counter; the
-// manager (instance 1, whose file is only written at startup and shutdown)
-// gets no fault of its own.
+// reader of the run directory can meet, and logs each fault, each real
+// restart and every complete stats write as JSON lines, so that a test can
+// compare what a collector published with what was written. The kinds and
+// what each does: README.md, Chaos mode.
 
 // Chaos event kinds that are not torn writes.
 const (
@@ -139,7 +63,7 @@ const (
 var ChaosTornKinds = []string{ChaosTornEmpty, ChaosTornLine, ChaosTornQP, ChaosTornQPBoundary, ChaosTornBuffer}
 
 // ChaosKinds are the scheduled kinds (all but the torn writes), in the order
-// of the documentation above. huge-instance runs once, first.
+// of README.md. huge-instance runs once, first.
 var ChaosKinds = []string{
 	ChaosManifestRace, ChaosManifestTorn, ChaosCrash, ChaosPIDReuse, ChaosRunDirRecreate,
 	ChaosUnreadableDir, ChaosUnreadableMode, ChaosSymlink, ChaosOversized, ChaosGarbage,

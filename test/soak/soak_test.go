@@ -5,7 +5,7 @@
 
 // Package soak runs otelcol-ernic, as shipped with
 // config/prometheus-remote-write.yaml, against the chaos simulator
-// (internal/sim/chaos.go) and a real Prometheus for SOAK_DURATION (default
+// (internal/sim/README.md) and a real Prometheus for SOAK_DURATION (default
 // 90s; `make soak` runs 1h), then checks what Prometheus stored against what
 // the simulator wrote, and how the collector behaved:
 //
