@@ -154,7 +154,7 @@ type ChaosCounts struct {
 	Writes   int            // complete stats writes logged
 }
 
-// Chaos injects faults into a running Sim (see the comment above).
+// Chaos injects faults into a running Sim (README.md, Chaos mode).
 type Chaos struct {
 	s       *Sim
 	o       ChaosOptions

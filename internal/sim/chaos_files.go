@@ -14,10 +14,6 @@ import (
 	"time"
 )
 
-// Stats-file replacements, counter mutations, bad names and mtimes.
-
-// Stats-file replacements.
-
 // replaceFile puts something else in place of in's stats file for the hold,
 // then lets the server write it whole again.
 func (c *Chaos) replaceFile(ctx context.Context, in *inst, kind string) {
@@ -138,8 +134,7 @@ func chaosBogusStats(st Stats) Stats {
 	return st
 }
 
-// ---------------------------------------------------------------------------
-// Counter mutations (effective from the next tick's write).
+// Counter mutations take effect at the next tick's write.
 
 func (c *Chaos) mutate(in *inst, kind string) {
 	s := c.s
@@ -192,14 +187,7 @@ func (c *Chaos) mutate(in *inst, kind string) {
 	}
 }
 
-// ---------------------------------------------------------------------------
-// A counter name with invalid UTF-8, a stats file from the future.
-
-// invalidUTF8 is the invalid-utf8 fault: for the hold, every write of in's
-// stats file (the ticks go on) carries one more LIF counter, named
-// ChaosBadLIFName, whose value is the fault's Unix time, and the
-// connection state ChaosBadConnection; after the hold the server writes
-// its file without them at once.
+// invalidUTF8 is the invalid-utf8 fault (README.md, Chaos mode).
 func (c *Chaos) invalidUTF8(ctx context.Context, in *inst) {
 	s := c.s
 	s.mu.Lock()
@@ -230,9 +218,7 @@ func (c *Chaos) invalidUTF8(ctx context.Context, in *inst) {
 	}
 }
 
-// futureMtime is the future-mtime fault: in's stats file gets an mtime
-// FutureMtime ahead and is not written for the hold; then the server
-// writes it whole (an mtime of now).
+// futureMtime is the future-mtime fault (README.md, Chaos mode).
 func (c *Chaos) futureMtime(ctx context.Context, in *inst) {
 	s := c.s
 	path := c.statsPath(in)

@@ -10,8 +10,6 @@ import (
 	"time"
 )
 
-// The chaos runner's JSON-lines log: its records and how they are written.
-
 // ChaosRecord is one line of the JSON log. Event is "write" (a complete
 // stats write), "fault" (an injected fault), "fault-end" (a lasting fault
 // undone), "restart" (a real restart: Kind is hot-reload, crash-recovery or
@@ -51,8 +49,6 @@ type ChaosQP struct {
 	Opcodes map[string]uint64 `json:"opcodes,omitempty"`
 }
 
-// Logging.
-
 func (c *Chaos) emit(r ChaosRecord) {
 	if c.o.Events == nil {
 		return
@@ -81,9 +77,8 @@ func (c *Chaos) faultQP(kind string, in *inst, qp uint32, format string, args ..
 	c.faultRecord(ChaosRecord{Kind: kind, QP: qp, Detail: fmt.Sprintf(format, args...)}, in)
 }
 
-// faultRecord logs r (its Kind, Detail and the fields of its fault set) as
-// an injected fault of instance in (may be nil) and counts it. Called with
-// s.mu held.
+// faultRecord logs r as an injected fault of instance in (may be nil) and
+// counts it. Called with s.mu held.
 func (c *Chaos) faultRecord(r ChaosRecord, in *inst) {
 	kind, detail := r.Kind, r.Detail
 	r.Event = "fault"
@@ -108,8 +103,7 @@ func (c *Chaos) faultEnd(kind string, in *inst) {
 // write. Called with s.mu held.
 func (c *Chaos) logWrite(in *inst, st *Stats) { c.logWriteAt(in, st, time.Now()) }
 
-// logWriteAt logs a complete write that completed at at. Called with s.mu
-// held.
+// logWriteAt is called with s.mu held.
 func (c *Chaos) logWriteAt(in *inst, st *Stats, at time.Time) {
 	c.counts.Writes++
 	if c.o.Events == nil {

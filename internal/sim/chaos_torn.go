@@ -11,8 +11,6 @@ import (
 	"time"
 )
 
-// Torn writes.
-
 // tornLoop does a torn write every TornEvery on average, at random times:
 // a fixed period would keep the same phase as the ticks and a reader's
 // scrapes, so that a reader would never (or always) land in the pause.
@@ -112,8 +110,7 @@ func (c *Chaos) endHold(in *inst) bool {
 	return !c.s.stopped
 }
 
-// render is what write renders for in (Sim.render), without writing.
-// Called with s.mu held.
+// render is Sim.render, called with s.mu held.
 func (c *Chaos) render(in *inst, conn string) Stats { return c.s.render(in, conn) }
 
 // chaosCut returns where a torn write of kind stops in the file b, and a

@@ -31,12 +31,10 @@ const HoldEnv = "ERNIC_SIM_HOLD"
 // rather than start a binary that would run its tests (or main) again.
 var canHold atomic.Bool
 
-// HoldIfChild makes this binary able to be a simulated server child. When
-// it is one (first argument HoldArg and HoldEnv=1) it calls Hold and exits
-// the process; otherwise it returns at once. Call it first thing in main,
-// or in the TestMain of a test package that runs the simulator
-// (helper-process pattern): a test binary that merely links this package,
-// or runs with HoldEnv set in its environment, runs its tests as usual.
+// HoldIfChild makes this binary able to be a simulated server child: when
+// it is one (first argument HoldArg and HoldEnv=1) it holds and exits,
+// otherwise it returns at once. Call it first thing in main, or in the
+// TestMain of a test package that runs the simulator.
 func HoldIfChild() {
 	if len(os.Args) > 1 && os.Args[1] == HoldArg && os.Getenv(HoldEnv) == "1" {
 		Hold()
@@ -63,7 +61,6 @@ func Hold() {
 	signal.Stop(sig)
 }
 
-// child is one simulated server process.
 type child struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
@@ -85,9 +82,8 @@ func (s *Sim) spawn(in *inst) {
 
 func startChild() (*child, error) { return startChildExe("") }
 
-// startChildExe starts a server child from the executable exe (a link to
-// this binary: its name is the child's command name), or from this binary
-// when exe is "".
+// startChildExe starts a server child from exe, a link to this binary that
+// gives the child its command name, or from this binary when exe is "".
 func startChildExe(exe string) (*child, error) {
 	if !canHold.Load() {
 		return nil, errors.New("this binary does not call sim.HoldIfChild in its main or TestMain")

@@ -10,12 +10,8 @@ import (
 )
 
 // Events on demand, for tests that need a fault at a known time (the
-// dashboard and alert tests of test/e2e): a device reset or PCI FLR now, a
-// burst of LIF counters, a server whose file stops moving while a client is
-// attached, a lost connection, a dead server. Nothing here runs unless
-// called; the periodic behaviour of sim.go is unchanged, except that the
-// ticks skip a held instance (Stall, Disconnect, Kill), the periodic device
-// reset included when it draws that instance.
+// dashboard and alert tests of test/e2e). The ticks skip a held instance
+// (Stall, Disconnect, Kill), its periodic device reset included.
 
 // Connection states of the events (rundir/README.md §3.3), beside those of sim.go.
 const (
@@ -30,7 +26,7 @@ type hold struct {
 	reason string // "stalled", "disconnected" or "killed"
 }
 
-// held reports whether ticks must not step or write in. Called with s.mu held.
+// held is called with s.mu held.
 func (in *inst) held() bool { return in.hold != nil && in.hold.pid == in.PID }
 
 // attachedInst returns the running, attached instance id whose file the

@@ -6,10 +6,8 @@
 // rewritten in place by every rocm-ernic server process, in the exact format
 // of receiver/ernicreceiver/internal/rundir/README.md.
 //
-// format.go renders one <id>.stats file (rundir/README.md §3), write.go writes files the
-// way the real tools do (truncate in place, no rename), and sim.go runs a
-// whole simulated deployment with one live "server" child process per
-// instance.
+// Files are written the way the real tools do (truncate in place, no
+// rename), and each instance has a live "server" child process.
 package sim
 
 import (
@@ -145,8 +143,7 @@ const (
 	opcodePad   = 21 // "      RDMA_WRITE            : "
 )
 
-// errWriter remembers the first write error so FormatStats can write line by
-// line (through the caller's buffer, like the server's stdio stream).
+// errWriter remembers the first write error.
 type errWriter struct {
 	w   io.Writer
 	err error
@@ -159,13 +156,9 @@ func (e *errWriter) printf(format string, args ...any) {
 	_, e.err = fmt.Fprintf(e.w, format, args...)
 }
 
-// FormatStats writes s to w in the current server's exact format (rundir/README.md §3):
-// the title line, the Instance: block, a blank line, "Write count : N", a
-// blank line, "Device Statistics:" with the 15 keys in spec order, a blank
-// line, "Per-QP Statistics:", then one block per QP each ended by an empty
-// line, then the optional LIF block. A file with no QPs and no LIF block ends
-// right after "Per-QP Statistics:\n". It writes line by line; give it a
-// buffered writer for speed.
+// FormatStats writes s to w in the current server's exact format
+// (rundir/README.md §3), line by line as the server's stdio stream does:
+// give it a buffered writer.
 func FormatStats(w io.Writer, s *Stats) error {
 	e := &errWriter{w: w}
 	e.printf("=== ROCm ERNIC Statistics ===\n")

@@ -97,7 +97,6 @@ type Sim struct {
 	wrote func(in *inst, st *Stats)
 }
 
-// inst is one simulated server instance.
 type inst struct {
 	Instance        // manifest entry
 	backend  string // "backend" value of the stats file
@@ -147,11 +146,9 @@ func New(o Options) (*Sim, error) {
 }
 
 // Start creates the run directory, starts one server child per instance,
-// writes instances.json, then each instance's startup stats file (all zeros,
-// "connection : (not set)", "Write count : 0"), and begins ticking in a
-// goroutine: every Interval each attached instance's stats file is rewritten
-// in place. When ctx is done the goroutine shuts the simulation down as Stop
-// does. Start can be called once.
+// writes instances.json and each instance's startup stats file, then
+// rewrites each attached instance's file every Interval until ctx is done
+// (then as Stop). Start can be called once.
 func (s *Sim) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -247,10 +244,8 @@ func (s *Sim) loop(ctx context.Context) {
 	}
 }
 
-// tick advances and rewrites every attached instance. Every resetEvery ticks
-// one attached worker (chosen with the seeded generator) gets a device reset:
-// reset_count+1 and "connected (device reset)" for this one write.
-// It returns the number of ticks so far.
+// tick advances and rewrites every attached instance; every resetEvery
+// ticks one attached worker gets a device reset. It returns the ticks so far.
 func (s *Sim) tick() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -287,7 +282,6 @@ func (s *Sim) tick() uint64 {
 
 func (in *inst) attached() bool { return in.VM != nil && in.VM.Attached }
 
-// shutdown does the shutdown write of every instance and kills the children.
 func (s *Sim) shutdown() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -321,12 +315,10 @@ func (s *Sim) Stop() error {
 	return s.err
 }
 
-// Restart simulates "ernicctl hot-reload" of instance id: the old server does
-// its shutdown write and its child is killed; a new child (new pid) starts
-// with counters from zero and writes its startup file ("Write count : 0",
-// "connection : (not set)", no QPs); then the manifest is rewritten with the
-// new pid. The VM stays attached, so the next tick writes "Write count : 1"
-// and QPs reappear over the following ticks.
+// Restart simulates "ernicctl hot-reload" of instance id: the old server
+// does its shutdown write and is killed, a new one (new pid, counters from
+// zero) writes its startup file, and the manifest gets the new pid. The VM
+// stays attached: QPs reappear over the next ticks.
 func (s *Sim) Restart(id int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

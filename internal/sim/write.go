@@ -16,11 +16,10 @@ import (
 // racing reader sees the file grow in chunks of this many bytes.
 const statsBufSize = 4096
 
-// WriteStatsInPlace writes s to path the server's way: open with
-// O_WRONLY|O_CREATE|O_TRUNC (mode 0644; no temporary file, no rename, no
-// lock), write through a 4096-byte bufio.Writer, close. A concurrent reader
-// can see an empty file or a file cut after a multiple of 4096 bytes; that is
-// intended (rundir/README.md §4).
+// WriteStatsInPlace writes s to path the server's way: truncated in place
+// (no temporary file, no rename, no lock) through a 4096-byte buffer, so
+// that a concurrent reader can see an empty file or one cut after a
+// multiple of 4096 bytes, as with the server (rundir/README.md §4).
 func WriteStatsInPlace(path string, s *Stats) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -130,13 +129,8 @@ func MarshalManifest(instances []Instance) ([]byte, error) {
 	return json.MarshalIndent(m, "", "  ")
 }
 
-// WriteManifestInPlace writes the manifest to path (normally
-// <run_dir>/instances.json) the launcher's way: open with
-// O_WRONLY|O_CREATE|O_TRUNC (mode 0644), one write, close; no temporary file,
-// no rename. Keys: id, role, pid, mac, socket, vm (null when nil); vm keys
-// qmp_socket, device_id, root_port, ssh_port, ssh_user, attached, gpu, plus
-// vm_pid, vm_name, launched_at only when set. An empty list is written
-// compactly as {"instances":[]}.
+// WriteManifestInPlace writes MarshalManifest's bytes to path the
+// launcher's way: truncated in place in one write, no rename.
 func WriteManifestInPlace(path string, instances []Instance) error {
 	b, err := MarshalManifest(instances)
 	if err != nil {
@@ -152,9 +146,6 @@ func WriteManifestInPlace(path string, instances []Instance) error {
 	}
 	return err
 }
-
-// ---------------------------------------------------------------------------
-// The simulation's writes.
 
 func cloneStats(st Stats) Stats {
 	st.QPs = slices.Clone(st.QPs)
@@ -183,9 +174,8 @@ func (s *Sim) write(in *inst, conn string) error {
 	return nil
 }
 
-// render returns the Stats of in's next write with connection state conn
-// (a chaos fault's bad state instead, while one is set). Called with s.mu
-// held.
+// render returns the Stats of in's next write with connection state conn,
+// or a chaos fault's bad state while one is set. Called with s.mu held.
 func (s *Sim) render(in *inst, conn string) Stats {
 	st := in.eng.stats(in.writes, s.o.LIF)
 	st.Socket = in.Socket
