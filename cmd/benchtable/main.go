@@ -24,8 +24,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 )
 
-// result is one benchmark line's measurements by unit (ns/op, B/op,
-// allocs/op, ns/point, points).
+// result is one benchmark line's measurements by unit.
 type result map[string]float64
 
 func main() {
@@ -120,7 +119,6 @@ func run(in io.Reader, out io.Writer) int {
 	return 0
 }
 
-// dur formats seconds per op.
 func dur(sec float64) string {
 	switch {
 	case sec == 0:
@@ -133,8 +131,6 @@ func dur(sec float64) string {
 	return fmt.Sprintf("%.3fs", sec)
 }
 
-// median returns the middle value of vs (the mean of the two middle ones
-// when there is an even number).
 func median(vs []float64) float64 {
 	s := slices.Sorted(slices.Values(vs))
 	n := len(s)

@@ -2,36 +2,22 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Command ernic-sim simulates a rocm-ernic run directory for developing and
-// testing the ernic receiver without the real emulated NIC: it keeps
-// instances.json and one <id>.stats file per server instance up to date in
-// the exact format of the rocm-ernic server and launcher (see
-// internal/sim and receiver/ernicreceiver/internal/rundir/README.md).
-//
-// Every instance gets its own live "server" process: ernic-sim re-executes
-// itself as "ernic-sim hold" with ERNIC_SIM_HOLD=1 (sim.HoldIfChild), a
-// child that only blocks until its stdin closes or a signal arrives, so the
-// manifest pids are real. Instance 1 is the
-// manager (no VM, stats written only at startup and shutdown); instances
-// 2..N are workers with an attached VM whose stats are rewritten in place
-// every -interval; about every 60 s one worker gets a device reset.
+// testing the ernic receiver without the real emulated NIC (internal/sim,
+// receiver/ernicreceiver/internal/rundir/README.md). Each instance has a
+// live "server" process, ernic-sim re-executed as "ernic-sim hold", so that
+// the manifest's pids are real. Instance 1 is the manager; the others are
+// workers whose stats are rewritten in place every -interval.
 //
 // Usage:
 //
 //	ernic-sim -run-dir /tmp/ernic [-instances 3] [-qps 8] [-interval 1s] [-lif=true] [-seed 1]
 //	          [-chaos [-chaos-log FILE] [-chaos-every 3s] [-max-file-bytes N] [-huge-qps 10000]]
 //
-// -chaos injects every fault a reader of the run directory can meet (torn
-// writes, racing manifest writers, crashes, pid reuse, the run directory
-// removed, unreadable, symlinked, oversized and garbage stats files, a
-// 10 000-QP instance, QP handle reuse, counters near 2^64, a wrapped
-// "(other opcodes)"; see internal/sim/README.md) and prints one line per
-// fault and per real restart. -chaos-log writes every fault, restart and
-// complete stats write (with its values) as JSON lines. -max-file-bytes is
-// the collector's max_file_bytes, which the oversized file exceeds.
-//
-// -run-dir defaults to $ERNIC_RUN_DIR. It runs until SIGINT or SIGTERM, then
-// writes every stats file once more (shutdown write), kills its children and
-// exits, leaving the run directory in place.
+// -chaos injects every fault a reader of the run directory can meet
+// (internal/sim/README.md) and prints one line per fault and real restart;
+// -chaos-log writes them and every complete stats write as JSON lines.
+// -run-dir defaults to $ERNIC_RUN_DIR. On SIGINT or SIGTERM it does the
+// shutdown write, kills its children and exits, leaving the run directory.
 package main
 
 import (

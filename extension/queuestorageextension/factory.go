@@ -25,7 +25,6 @@ func NewFactory() extension.Factory {
 	return extension.NewFactory(metadata.Type, createDefaultConfig, createExtension, metadata.ExtensionStability)
 }
 
-// createDefaultConfig is file_storage's default plus the bound.
 func createDefaultConfig() component.Config {
 	fs := filestorage.NewFactory().CreateDefaultConfig().(*filestorage.Config)
 	return &Config{

@@ -30,8 +30,7 @@ const (
 	lockWait = time.Second
 )
 
-// setAsideDir is the storage directory: it finds the files bbolt cannot
-// read and renames them aside, and keeps the files set aside within bound.
+// setAsideDir is the storage directory.
 type setAsideDir struct {
 	path   string
 	bound  SetAsideConfig
@@ -121,7 +120,6 @@ func isSetAside(name string) bool {
 	return strings.HasSuffix(name, damagedSuffix) || strings.HasSuffix(name, backupSuffix)
 }
 
-// setAsideFile is one file set aside, with when it was set aside.
 type setAsideFile struct {
 	path  string
 	bytes int64
