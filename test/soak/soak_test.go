@@ -7,39 +7,14 @@
 // config/prometheus-remote-write.yaml, against the chaos simulator
 // (internal/sim/README.md) and a real Prometheus for SOAK_DURATION (default
 // 90s; `make soak` runs 1h), then checks what Prometheus stored against what
-// the simulator wrote, and how the collector behaved:
-//
-//   - resets(): on every counter series, at most the real restarts of its
-//     instance (plus the qp-reuse drops of its QP); on the write count and
-//     mmio_reads_total of every worker, exactly its real restarts; and no
-//     decrease between two raw samples of a sampled series unless the later
-//     sample is from a later server process (or QP epoch) than the earlier;
-//   - every raw sample of the sampled series (device counters, the write
-//     count, QPs with a handle below 32 and their opcodes, nine LIF counters,
-//     the QP count) equals the value of that series in a complete write the
-//     simulator logged for that instance before the sample (never a torn
-//     prefix, a symlinked or oversized file, garbage);
-//   - the collector never exited; its peak RSS (VmRSS every second) stays
-//     under SOAK_MAX_RSS_MIB; its goroutines (GODEBUG=schedtrace every 10s,
-//     the collector has no pprof), threads and open files do not grow;
-//   - each fault key (kind plus instance or file) is logged at most once per
-//     fault interval (10 min), and each counter above 2^63-1 once per process;
-//   - the input faults (input_faults_test.go): ernic_instance_up is 0 while
-//     a crashed server's pid belongs to an unrelated process (pid-reuse) and
-//     1 once the server is back; a LIF counter name with invalid UTF-8
-//     (invalid-utf8) is published sanitised and counted in
-//     ernic_labels_truncated; ernic_stats_age_seconds is never negative, 0
-//     while the file's mtime is hours ahead (future-mtime); with instances
-//     added over the run (manifest-grow) beyond max_instances,
-//     ernic_instances_unpublished is the excess and the published instances
-//     are those of lowest id. (hidepid is not simulated: it needs /proc
-//     mounted with hidepid=invisible.)
+// the simulator wrote, and how the collector behaved: what fails it is in
+// docs/development.md, Soak test.
 //
 // The summary is logged and written, with the simulator's and collector's
 // logs, to SOAK_DIR/<time>/ when SOAK_DIR is set (else a test directory).
 //
 // Environment: SOAK_DURATION, SOAK_DIR, SOAK_STRICT (see knownBug),
-// SOAK_MAX_RSS_MIB (default 256, the memory_limiter's limit_mib),
+// SOAK_MAX_RSS_MIB (default 384: the memory_limiter's 256 and the runtime),
 // SOAK_CHAOS_EVERY (default 3s), SOAK_HUGE_QPS (default 10000), SOAK_SEED
 // (default 1), SOAK_KINDS (comma-separated chaos kinds, default all),
 // OTELCOL_BIN, PROMETHEUS_BIN.
@@ -65,51 +40,21 @@ import (
 // fault key is logged at most once per interval.
 const faultInterval = 10 * time.Minute
 
-// knownBug names the receiver bugs this soak found:
+// knownBug names the receiver bugs this soak found, all fixed; each is
+// counted apart in the summary and fails the test with SOAK_STRICT=1 (`make
+// soak`, `make test`), as a regression check, and is only logged with
+// SOAK_STRICT=0. Every other false reset, wrong value or repeated log line
+// always fails.
 //
-//  1. Fixed (commit "scraper: keep instance state across a vanished run
-//     directory; overflow lines once per process"): when the run directory
-//     vanished, the receiver forgot its instances, so the held `(other
-//     opcodes)` maximum was lost (a lower value afterwards read as a counter
-//     reset within one process) and a counter above 2^63-1 was logged again
-//     for the same process; a counter drop (qp-reuse) also re-armed that
-//     log line. Counted as *_after_run_dir_recreate and
-//     overflow_warnings_repeated_known_bug in the summary.
-//  2. Fixed (commit "rundir: bound the read itself by max_file_bytes"):
-//     max_file_bytes was checked against the file's size when it was opened
-//     (internal/rundir/read.go, ReadFile), so a file that grew past the
-//     limit during the read (one big write(2), its mtime set once) was read
-//     whole and accepted, and its content published: here the oversized
-//     fault's counters (+10^12), until the file changed. Counted as
-//     wrong_values_oversized_file (and the decrease after it). The race
-//     needed the scrape to open the file during that write: about one
-//     oversized fault in 70 in the 1h soak.
-//
-// Both fail the test with SOAK_STRICT=1, which `make soak` and `make test`
-// set, as regression checks; with SOAK_STRICT=0 they are logged. Every
-// other false reset, wrong value or repeated log line always fails.
-//
-//  3. Fixed (commit "receiver: a stats mtime in the future counts as a
-//     write when it was first read"): a stats file with an mtime in the
-//     future (future-mtime) left the instance's last write time in the
-//     future, so that for as long (3 h here) a server's pid taken by an
-//     unrelated process of the server's command name no longer read as
-//     down. Found by the first soak with both faults: up 1 in both
-//     pid-reuse windows, each after a future-mtime of the same instance.
-//     Such windows are counted apart (fault_windows_open_bug,
-//     known_open_bug).
-//  4. Fixed (commit "receiver: after a restart, a file without the LIF
-//     block the instance's last file had is taken as cut"): after a
-//     server restart, until a read of the new process was accepted, a
-//     stats file cut at a QP block boundary (complete in form: no LIF
-//     block, no trailing lines) was accepted, since there was no earlier
-//     file of that process to compare its shape with: its QP count (here
-//     1765 of the huge instance's 2500..10000, a value never written) was
-//     published, and read as a drop. Seen when the first scrapes of a new
-//     huge-instance process all met torn writes. Counted as
-//     wrong_values_torn_qp_boundary_open_bug.
-//
-// Bugs 3 and 4 fail the test like 1 and 2 (fixedBugf).
+//  1. A vanished run directory made the receiver forget its instances: a
+//     held `(other opcodes)` maximum was lost and an overflow logged again
+//     (*_after_run_dir_recreate, overflow_warnings_repeated_known_bug).
+//  2. max_file_bytes was checked at open only, so a file that grew past it
+//     during the read was published (wrong_values_oversized_file).
+//  3. A stats mtime in the future hid a server's pid taken by an unrelated
+//     process of the same command name (fault_windows_open_bug).
+//  4. Right after a restart, a file cut at a QP block boundary was accepted
+//     (wrong_values_torn_qp_boundary_open_bug).
 const knownBug = "run-dir state forgotten; max_file_bytes checked at open only; future mtime hid pid reuse; cut file accepted at a restart (all fixed)"
 
 // maxFileBytes is the soak's max_file_bytes: above the 10 000-QP file (about

@@ -2,9 +2,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package harness is the shared harness of the system tests (test/e2e,
-// test/soak, test/deploy, test/dashboards): the repository root, the
-// collector binary, a clean environment, child processes, Prometheus
-// servers and their HTTP API, and the run-directory simulator.
+// test/soak, test/deploy, test/dashboards, test/package, test/switch): the
+// repository root, the collector binary, a clean environment, child
+// processes, Prometheus servers and their HTTP API, the run-directory
+// simulator, and copy-on-write roots in a mount namespace.
 //
 // Every helper fails the test (t.Fatal), never skips it, when what it needs
 // is missing: the system tests are run on purpose (`make test`) and a
