@@ -105,12 +105,10 @@ func (f *RuleFile) Marshal() ([]byte, error) { return yaml.Marshal(f) }
 var rangeRE = regexp.MustCompile(`\[([0-9][0-9a-z]*)(:([0-9][0-9a-z]*)?)?\]`)
 
 // Scaled returns a copy of f in which time runs factor times faster: every
-// `for:` and every range or subquery duration in an expression is divided
-// by factor (rounded up to a whole second, at least 1s). Numeric thresholds
-// are left alone (ernic_stats_age_seconds > 30 stays 30 s), and so is the
-// query lookback of the Prometheus that evaluates them (absent(), instant
-// selectors): scale that with --query.lookback-delta (5m / factor). An
-// expression with `offset` or `@` is refused, since it is not scaled.
+// `for:` and range or subquery duration is divided by factor (rounded up to
+// a whole second). Numeric thresholds and the evaluating Prometheus's
+// lookback are not scaled (use --query.lookback-delta); an expression with
+// `offset` or `@` is refused.
 func (f *RuleFile) Scaled(factor int) (*RuleFile, error) {
 	scale := func(s string) (string, error) {
 		d, err := model.ParseDuration(s)

@@ -8,11 +8,9 @@
 // `systemd-analyze verify` in that tree, and its hardening scored by
 // `systemd-analyze security --offline=true`.
 //
-// The tests are behind the e2e build tag, like test/e2e, because `make
-// install` builds the collector first (ocb, minutes on a fresh clone). Run
-// them with `go test -tags e2e ./test/deploy/...`. They need make and
-// systemd-analyze (Debian package systemd; systemd need not be running) and
-// fail, never skip, when one is missing.
+// The e2e build tag keeps them out of `go test ./...`: `make install` builds
+// the collector first. They need make and systemd-analyze (systemd need not
+// be running).
 package deploy
 
 import (

@@ -9,11 +9,9 @@
 // (shared/spec/metrics.md): every family present with its type and exact
 // label set, and values equal to what the fixture files hold.
 //
-// Run with `make test` (or `make e2e-test`). The tests are behind the e2e
-// build tag so that `go test ./...` stays a unit-test run; they need `make`
-// and the collector builder, and fail (never skip) when something is missing.
-// OTELCOL_BIN names a collector binary already built; without it the tests
-// run `make otelcol` in the repository root.
+// Run with `make e2e-test`; the e2e build tag keeps them out of `go test
+// ./...`. OTELCOL_BIN names a collector binary already built; without it
+// the tests run `make otelcol`.
 package e2e
 
 import (

@@ -21,15 +21,10 @@ import (
 )
 
 // checkFleetDashboard runs every query of the dashboard but the VM row's
-// (the guests' exporters are not part of the fleet) against backend b,
-// with the host variable set to one host and to All: filtered, a query
-// returns series, and they carry that host's instance label only; with
-// All, a query whose series carry instance labels has those of every host.
-// The fleet's run directories are static (each backend must hold the
-// values of its host's endpoint), so a query that keeps only what moved
-// (a trailing "> 0" on a rate or increase) is run with ">= 0" instead:
-// that proves its selectors, which is what the host variable changes. The
-// note's per-host results are logged.
+// against backend b with the host variable set to one host (only that
+// host's series) and to All (every host's). The fleet's run directories
+// are static, so a trailing "> 0" on a rate or increase is run as ">= 0":
+// that still proves the selectors, which is what the host variable changes.
 func checkFleetDashboard(ctx context.Context, t *testing.T, board *dashboards.Dashboard, b fleetBackend, hosts []*fleetHost) {
 	t.Helper()
 	all := map[string]bool{}

@@ -22,13 +22,11 @@ import (
 )
 
 // TestFleetProfileDashboard: config/prometheus-remote-write.yaml with
-// config/fleet.yaml after it, pushing into a Prometheus. The backend gets
-// the per-instance series and no per-QP one; the host's local endpoint
-// serves every per-QP family with config/local.yaml's labels; every dashboard query that needs no per-QP
-// metric returns data from the backend, each that needs one returns
-// nothing, and the panels that return nothing are exactly those whose
-// description says where the per-QP detail is. A panel added later that
-// silently needs per-QP series fails here.
+// config/fleet.yaml after it. The backend gets the per-instance series and
+// no per-QP one; the local endpoint serves every per-QP family; the panels
+// that return nothing from the backend are exactly those whose description
+// says where the per-QP detail is, so that a panel that silently needs
+// per-QP series fails here.
 func TestFleetProfileDashboard(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

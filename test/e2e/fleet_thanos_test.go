@@ -42,12 +42,9 @@ const thanosLimits = `write:
 `
 
 // thanosOverride adds to config/prometheus-remote-write.yaml the tenant
-// header, requests that fit the tenant's limits (max_batch_size_bytes,
-// before compression, below size_bytes_limit, and series_limit and
-// samples_limit above what that many bytes of ernic series hold), and a
-// second remote_write into a plain Prometheus that is never stopped: it
-// receives the very samples (the same scrapes, the same timestamps) and so
-// is the reference of what the hashring must hold.
+// header, requests within the tenant's limits, and a second remote_write
+// into a plain Prometheus that is never stopped: it gets the very samples
+// and so is the reference of what the hashring must hold.
 const thanosOverride = `exporters:
   remote_write:
     max_batch_size_bytes: 8000

@@ -173,13 +173,10 @@ exporters:
 }
 
 // TestOTLPToSecondCollector: otelcol-ernic with config/otlp.yaml sends to a
-// second collector, the test build (OTLP receiver → otlp_http exporter,
-// JSON), whose
-// output the test receives. Every metric arrives with the name, unit, type,
-// attributes and resource attributes of metadata.yaml (one resource per
-// instance, the cluster gauges in one without attributes); sums are
-// monotonic and cumulative and start when the simulated server process
-// started.
+// second collector (the test build, OTLP in, JSON out to the test). Every
+// metric arrives as metadata.yaml defines it (one resource per instance,
+// the cluster gauges in one without attributes); sums are monotonic,
+// cumulative, and start when the simulated server process started.
 func TestOTLPToSecondCollector(t *testing.T) {
 	root := harness.RepoRoot(t)
 	defs := metricDefs(t)

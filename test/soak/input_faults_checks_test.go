@@ -18,10 +18,9 @@ import (
 	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
 )
 
-// ---------------------------------------------------------------------------
-// The input faults (invalid UTF-8, a future mtime, pid reuse, a growing manifest): the checks, each a function of the fault windows
-// and the samples (unit-tested on made-up data in input_faults_checks_unit_test.go);
-// input_faults_test.go queries Prometheus for them.
+// The input faults' checks, each a function of the fault windows and the
+// samples, so that input_faults_checks_unit_test.go can test them on
+// made-up data.
 
 // The lags allowed at the ends of a fault window: a sample's timestamp is
 // its scrape's start, and the scrape reads the manifest and /proc, or a
