@@ -29,7 +29,6 @@ const scrapeInterval = 5 * time.Second
 // listener that has not read the run directory yet answers without it.
 const probeName = "ernic_rdma_bytes_sent_total"
 
-// probeFamily is the start of a sample line of probeName.
 const probeFamily = "\n" + probeName + "{"
 
 // poller GETs /metrics every few milliseconds, to time the gap of a switch
@@ -46,7 +45,6 @@ type poll struct {
 	listening bool
 }
 
-// startPoller polls url every `every` until the test ends (at most an hour).
 func startPoller(t *testing.T, url string, every time.Duration) *poller {
 	t.Helper()
 	p := &poller{}
@@ -129,8 +127,6 @@ func (s scrapes) String() string {
 		s.Scrapes, s.Failed, s.Missed, s.Partial)
 }
 
-// scrapesIn reads up and scrape_samples_scraped of job from p over
-// (from, to].
 func scrapesIn(t *testing.T, p *harness.Prometheus, job string, from, to time.Time, full float64) scrapes {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -159,8 +155,6 @@ func scrapesIn(t *testing.T, p *harness.Prometheus, job string, from, to time.Ti
 	return r
 }
 
-// rawOne returns the raw samples of the one series selector matches in
-// (from, to].
 func rawOne(ctx context.Context, t *testing.T, p *harness.Prometheus, selector string, from, to time.Time) []model.SamplePair {
 	t.Helper()
 	m, err := p.RawSamples(ctx, selector, to.Sub(from), to)
@@ -173,8 +167,6 @@ func rawOne(ctx context.Context, t *testing.T, p *harness.Prometheus, selector s
 	return m[0].Values
 }
 
-// sampleCounts is min and max of scrape_samples_scraped of job over
-// (from, to].
 func sampleCounts(t *testing.T, p *harness.Prometheus, job string, from, to time.Time) (lo, hi float64) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -186,8 +178,6 @@ func sampleCounts(t *testing.T, p *harness.Prometheus, job string, from, to time
 	return lo, hi
 }
 
-// seriesIn is the label sets (name included) of the series matching
-// selector that have samples in (from, to], sorted.
 func seriesIn(t *testing.T, p *harness.Prometheus, selector string, from, to time.Time) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -204,7 +194,6 @@ func seriesIn(t *testing.T, p *harness.Prometheus, selector string, from, to tim
 	return out
 }
 
-// diff lists what is in a and not in b (both sorted), at most n of them.
 func diff(a, b []string, n int) []string {
 	in := map[string]bool{}
 	for _, s := range b {

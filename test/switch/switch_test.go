@@ -9,13 +9,11 @@
 // `make debian-root` makes the root once with debootstrap).
 //
 // In the container, rocm-ernic.service is the run-directory simulator, and
-// ernic-exporter.service is the legacy exporter's unit, enabled and started
-// at boot as its package leaves it. Its program is a stand-in, a copy of
-// the collector with config/local.yaml: it reproduces the unit, the port
-// and the environment file, not the Python program, whose source is not
-// ours to ship. That the names and labels are the legacy exporter's is
-// proven by test/e2e's contract tests; here they must only stay the same.
-// A real Prometheus on the host scrapes the container's port every 5 s.
+// ernic-exporter.service is the legacy exporter's unit as its package
+// leaves it, running a stand-in (the collector with config/local.yaml):
+// the Python program is not ours to ship, and test/e2e's contract tests
+// prove the names and labels; here they must only stay the same. A real
+// Prometheus on the host scrapes the container's port every 5 s.
 //
 // The simulator runs in the container, not on the host with its run
 // directory bind-mounted: the receiver looks for the server processes of
@@ -180,7 +178,6 @@ func TestSwitchFromLegacyExporterAndBack(t *testing.T) {
 	t.Logf("test took %.0f s", time.Since(begin).Seconds())
 }
 
-// promDuration formats d as a Prometheus duration ("5s").
 func promDuration(d time.Duration) string { return fmt.Sprintf("%ds", int(d.Seconds())) }
 
 // debianRoot is the root `make debian-root` made: $DEBIAN_ROOT, else
@@ -219,7 +216,6 @@ func debFile(t *testing.T, repo string) string {
 	return p
 }
 
-// wantState fails the test unless unit is want ("active enabled").
 func wantState(t *testing.T, c *container, unit, want string) {
 	t.Helper()
 	if got := c.UnitState(t, unit); got != want {
@@ -239,7 +235,6 @@ func wantListener(t *testing.T, port int, comm string) {
 	}
 }
 
-// waitComplete waits up to d for url to answer with the ernic_ series.
 func waitComplete(t *testing.T, url string, d time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(d)
