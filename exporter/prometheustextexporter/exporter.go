@@ -197,11 +197,9 @@ func (e *textExporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveBuffers are a GET's two 64 KiB buffers: the text before gzip (or
-// before the client, without gzip) and gzip's output before the client.
-// They are kept in getBuffers from one GET to the next: made anew, they
-// were most of what a GET allocated (docs/performance-pipelines.md, Pull
-// endpoint).
+// serveBuffers are a GET's text and gzip output buffers, pooled: made anew
+// they were most of what a GET allocated (docs/performance-pipelines.md,
+// Pull endpoint).
 type serveBuffers struct {
 	text, zout *bufio.Writer
 }

@@ -110,14 +110,9 @@ func (f *renderedFamily) writeTo(w *bufio.Writer, r *rendered) error {
 }
 
 // render writes the series lines of rm's families, with rm's resource
-// attributes as labels of every line when promote is true. Points without a
-// recorded value (staleness markers) and points without a value are left
-// out; a family left with no line is left out whole.
-//
-// into, when not nil, is an earlier batch of the same resource that no GET
-// writes any longer: the batch is rendered into its buffers, and a family
-// in the same place with the same resource labels keeps its prefixes
-// (BenchmarkRenderHost measures both ways).
+// attributes as labels when promote is true, leaving out points without a
+// recorded value. into, when not nil, is an earlier batch of the resource
+// that no GET writes any longer: its buffers and prefixes are reused.
 func (n *namer) render(rm pmetric.ResourceMetrics, promote bool, into *rendered) *rendered {
 	fams := n.families([]pmetric.ResourceMetrics{rm})
 	labels := n.NewPointLabels(rm.Resource().Attributes(), promote, false)

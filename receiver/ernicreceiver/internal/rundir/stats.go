@@ -168,7 +168,7 @@ type Counter struct {
 }
 
 // Device holds the device-level counters of a stats file, indexed by
-// DeviceKey; Has tells which keys the file printed.
+// DeviceKey; Get tells which keys the file printed.
 type Device struct {
 	values  [NumDeviceKeys]uint64
 	present uint32
@@ -232,30 +232,23 @@ type Stats struct {
 	// rest of the file is still usable.
 	Problems []error
 
-	// scratch is the parser's memory, kept for the next parse into the
-	// same Stats (ParseStatsInto).
+	// scratch is kept for the next parse into the same Stats.
 	scratch scratch
 }
 
-// scratch is what the parser allocates besides the result's lists.
 type scratch struct {
-	// ops backs the Opcodes of all QPs: each QP's Opcodes is a window of it.
-	ops []Counter
-	// qpBits has bit h set for each QP handle h < qpBitsLimit seen in the
-	// file, and qpMap holds the larger ones: duplicate blocks are found
-	// without hashing the usual small handles.
+	ops []Counter // backs every QP's Opcodes
+	// qpBits has bit h set for each QP handle h < qpBitsLimit seen, qpMap
+	// the larger ones: duplicates are found without hashing small handles.
 	qpBits []uint64
 	qpMap  map[uint32]struct{}
-	// lifPos is, for each LIF counter of LIFCounterNames, 1 + its index
-	// in Stats.LIF (0: not seen yet), so that a known name printed twice
-	// is found without searching the list.
+	// lifPos is 1 + the index in Stats.LIF of each known LIF counter (0:
+	// not seen), so that a name printed twice is found without a search.
 	lifPos [len(LIFCounterNames)]int32
 }
 
-// qpBitsLimit bounds the handles kept in scratch.qpBits (8 KiB at most).
 const qpBitsLimit = 1 << 16
 
-// seenQP records handle h and reports whether it was recorded before.
 func (sc *scratch) seenQP(h uint32) bool {
 	if h >= qpBitsLimit {
 		if _, dup := sc.qpMap[h]; dup {
