@@ -239,7 +239,7 @@ type Stats struct {
 type scratch struct {
 	ops []Counter // backs every QP's Opcodes
 	// qpBits has bit h set for each QP handle h < qpBitsLimit seen, qpMap
-	// the larger ones: duplicates are found without hashing small handles.
+	// the larger ones: a repeated block is found without hashing small handles.
 	qpBits []uint64
 	qpMap  map[uint32]struct{}
 	// lifPos is 1 + the index in Stats.LIF of each known LIF counter (0:
