@@ -6,11 +6,12 @@ package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/expor
 import (
 	"errors"
 	"fmt"
-	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
 
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configoptional"
