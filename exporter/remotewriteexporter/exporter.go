@@ -66,7 +66,7 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (*remo
 		Sizer: e.sizer, Capacity: e.capacity, Send: e.sendFrom, Cause: sendCause,
 	})
 	if cfg.MergeWindow > 0 {
-		e.window = pushqueue.NewWindow(cfg.MergeWindow, e.openMerged, e.flushMerged)
+		e.window = pushqueue.NewWindow(cfg.MergeWindow, e.flushMerged)
 	}
 	inner, err := e.newQueue(ctx, cfg.QueueConfig)
 	if err != nil {

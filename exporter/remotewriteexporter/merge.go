@@ -40,7 +40,7 @@ func (e *remoteWrite) openMerged() (*batchState, error) {
 // is not md's alone.
 func (e *remoteWrite) merge(ctx context.Context, md pmetric.Metrics) error {
 	spilled := false
-	err := e.window.Add(ctx, nil, func(st *batchState) (bool, error) {
+	err := e.window.Add(ctx, e.openMerged, nil, func(st *batchState) (bool, error) {
 		if st.capItems > 0 || st.capBytes > 0 {
 			st.spill = func(st *batchState) {
 				spilled = true

@@ -19,7 +19,6 @@ import (
 // scrape as pdata until its timeout (docs/performance-memory.md).
 type Window[P any] struct {
 	d     time.Duration
-	open  func() (P, error)
 	flush func(context.Context, P) error
 
 	// mu guards the fields below. It is held while a batch is added and
@@ -31,27 +30,28 @@ type Window[P any] struct {
 	gen     uint64 // values opened, so that a flushed one's timer does nothing
 }
 
-// NewWindow returns a window of d. open makes an empty value; flush puts
-// one in the queue and reports what the queue refused (it is called with
-// no caller to return its error to when the window ends).
-func NewWindow[P any](d time.Duration, open func() (P, error), flush func(context.Context, P) error) *Window[P] {
-	return &Window[P]{d: d, open: open, flush: flush}
+// NewWindow returns a window of d. flush puts a value in the queue and
+// reports what the queue refused (it is called with no caller to return
+// its error to when the window ends).
+func NewWindow[P any](d time.Duration, flush func(context.Context, P) error) *Window[P] {
+	return &Window[P]{d: d, flush: flush}
 }
 
 // Add adds a batch to the pending value: when fits (if not nil) says the
 // batch does not fit in it, that value is flushed first; a value is opened
-// and its window started when there is none; add writes the batch and
+// (open, given the batch) and its window started when there is none; add
+// writes the batch and
 // reports whether the value is full, which flushes it. An error from add
 // abandons the value (add has given up on the batches in it). The error
 // returned is add's, open's, or flush's.
-func (w *Window[P]) Add(ctx context.Context, fits func(P) bool, add func(P) (full bool, err error)) error {
+func (w *Window[P]) Add(ctx context.Context, open func() (P, error), fits func(P) bool, add func(P) (full bool, err error)) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.has && fits != nil && !fits(w.pending) {
 		_ = w.flushLocked(ctx) // flush reported it; the batch goes on alone
 	}
 	if !w.has {
-		p, err := w.open()
+		p, err := open()
 		if err != nil {
 			return err
 		}
@@ -99,4 +99,15 @@ func (w *Window[P]) expire(gen uint64) {
 	if gen == w.gen {
 		_ = w.flushLocked(context.Background())
 	}
+}
+
+// Pending calls fn on the pending value, the window's lock held, and
+// reports whether there was one.
+func (w *Window[P]) Pending(fn func(P)) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.has {
+		fn(w.pending)
+	}
+	return w.has
 }
