@@ -4,8 +4,9 @@
 package otlpdurableexporter
 
 import (
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -40,7 +41,7 @@ func TestClassify(t *testing.T) {
 		got := classify(c.err)
 		require.Error(t, got, name)
 		require.Equal(t, c.permanent, consumererror.IsPermanent(got), name)
-		require.Equal(t, c.throttle, strings.HasPrefix(got.Error(), "Throttle (3s)"), name)
+		require.Equal(t, c.throttle, pushqueue.RetryAfter(got) == 3*time.Second, name)
 	}
 	require.NoError(t, classify(nil))
 	require.NoError(t, classify(status.Error(codes.OK, "")))

@@ -4,8 +4,9 @@
 package otlpdurableexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/otlpdurableexporter"
 
 import (
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+
 	"errors"
-	"fmt"
 	"time"
 
 	"go.opentelemetry.io/collector/config/configgrpc"
@@ -59,14 +60,6 @@ func (cfg *Config) Validate() error {
 	if cfg.Endpoint == "" {
 		errs = append(errs, errors.New("endpoint: the OTLP/gRPC server's host:port is required"))
 	}
-	if cfg.MergeWindow < 0 {
-		errs = append(errs, fmt.Errorf("merge_window %s: must not be negative", cfg.MergeWindow))
-	}
-	if cfg.MergeWindow > 0 && !cfg.QueueConfig.HasValue() {
-		errs = append(errs, errors.New("merge_window: needs the sending queue (sending_queue::enabled: true); without it a merged request is sent on the pipeline's behalf and its failure is not returned"))
-	}
-	if cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().Batch.HasValue() {
-		errs = append(errs, errors.New("sending_queue::batch: not supported by this exporter; batches are encoded before the queue (merge_window joins batches)"))
-	}
+	errs = append(errs, pushqueue.ValidateQueue(cfg.MergeWindow, cfg.QueueConfig, "batches are encoded before the queue")...)
 	return errors.Join(errs...)
 }

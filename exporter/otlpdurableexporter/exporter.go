@@ -11,7 +11,6 @@ import (
 	"net"
 	"runtime"
 	"slices"
-	"strconv"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configgrpc"
@@ -30,6 +29,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlpqueue"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/otlpdurableexporter/internal/metadata"
 )
 
@@ -65,10 +65,10 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (expor
 		Compression: compression,
 		MergeWindow: cfg.MergeWindow,
 		Queue:       cfg.QueueConfig,
+		Retry:       cfg.RetryConfig,
+		Timeout:     cfg.TimeoutConfig.Timeout,
 		Push:        e.push,
 	},
-		exporterhelper.WithTimeout(cfg.TimeoutConfig),
-		exporterhelper.WithRetry(cfg.RetryConfig),
 		exporterhelper.WithAttrs(endpointAttributes(cfg.Endpoint)...),
 		exporterhelper.WithStart(e.start),
 		exporterhelper.WithShutdown(e.shutdown),
@@ -83,11 +83,7 @@ func endpointAttributes(endpoint string) []attribute.KeyValue {
 	if err != nil {
 		return []attribute.KeyValue{attribute.String("server.address", endpoint)}
 	}
-	out := []attribute.KeyValue{attribute.String("server.address", host)}
-	if p, err := strconv.Atoi(port); err == nil {
-		out = append(out, attribute.Int("server.port", p))
-	}
-	return out
+	return otlpqueue.ServerAttributes(host, port)
 }
 
 // start opens the gRPC connection (in the background: a server that is
@@ -190,7 +186,7 @@ func classify(err error) error {
 		return consumererror.NewPermanent(err)
 	}
 	if d := retryInfo.GetRetryDelay().AsDuration(); d > 0 {
-		return exporterhelper.NewThrottleRetry(err, d)
+		return pushqueue.NewRetryAfter(err, d)
 	}
 	return err
 }

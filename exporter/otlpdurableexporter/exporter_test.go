@@ -17,10 +17,8 @@ import (
 	"go.opentelemetry.io/collector/config/configcompression"
 	"go.opentelemetry.io/collector/config/configopaque"
 	"go.opentelemetry.io/collector/exporter"
-	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
-	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -30,7 +28,6 @@ import (
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlptest"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/storagetest"
-	"github.com/rocm-ernic/otelcol-ernic/exporter/otlpdurableexporter/internal/metadata"
 )
 
 // server is a real OTLP/gRPC metrics server on loopback. answer decides the
@@ -118,13 +115,7 @@ func testConfig(endpoint string) *Config {
 
 func start(t *testing.T, cfg *Config, host component.Host) (exporter.Metrics, *observer.ObservedLogs) {
 	t.Helper()
-	core, logs := observer.New(zap.InfoLevel)
-	set := exportertest.NewNopSettings(metadata.Type)
-	set.Logger = zap.New(core)
-	e, err := createMetrics(context.Background(), set, cfg)
-	require.NoError(t, err)
-	require.NoError(t, e.Start(context.Background(), host))
-	return e, logs
+	return otlptest.Start(t, NewFactory(), cfg, host)
 }
 
 // The server receives the batch as it was given, under each compression,

@@ -4,6 +4,8 @@
 package otlphttpdurableexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/otlphttpdurableexporter"
 
 import (
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+
 	"errors"
 	"fmt"
 	"net/url"
@@ -75,15 +77,7 @@ func (cfg *Config) Validate() error {
 	if cfg.Encoding != "" && cfg.Encoding != "proto" {
 		errs = append(errs, fmt.Errorf("encoding %q: not supported; this exporter sends protobuf (proto)", cfg.Encoding))
 	}
-	if cfg.MergeWindow < 0 {
-		errs = append(errs, fmt.Errorf("merge_window %s: must not be negative", cfg.MergeWindow))
-	}
-	if cfg.MergeWindow > 0 && !cfg.QueueConfig.HasValue() {
-		errs = append(errs, errors.New("merge_window: needs the sending queue (sending_queue::enabled: true); without it a merged request is sent on the pipeline's behalf and its failure is not returned"))
-	}
-	if cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().Batch.HasValue() {
-		errs = append(errs, errors.New("sending_queue::batch: not supported by this exporter; batches are encoded before the queue (merge_window joins batches)"))
-	}
+	errs = append(errs, pushqueue.ValidateQueue(cfg.MergeWindow, cfg.QueueConfig, "batches are encoded before the queue")...)
 	return errors.Join(errs...)
 }
 

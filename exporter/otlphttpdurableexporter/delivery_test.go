@@ -4,6 +4,8 @@
 package otlphttpdurableexporter
 
 import (
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+
 	"context"
 	"net/http"
 	"runtime"
@@ -121,8 +123,8 @@ func TestClassify(t *testing.T) {
 		wantInText string
 	}{
 		"503":                       {code: 503, body: []byte("down\n"), wantInText: "503 Service Unavailable: down"},
-		"503 retry-after 3":         {code: 503, header: http.Header{"Retry-After": {"3"}}, throttle: "Throttle (3s)"},
-		"429 retry-after date":      {code: 429, header: http.Header{"Retry-After": {now.Add(90 * time.Second).UTC().Format(http.TimeFormat)}}, throttle: "Throttle (1m2"},
+		"503 retry-after 3":         {code: 503, header: http.Header{"Retry-After": {"3"}}, throttle: "3s"},
+		"429 retry-after date":      {code: 429, header: http.Header{"Retry-After": {now.Add(90 * time.Second).UTC().Format(http.TimeFormat)}}, throttle: "1m2"},
 		"429 retry-after garbage":   {code: 429, header: http.Header{"Retry-After": {"soon"}}},
 		"429 protobuf status":       {code: 429, header: http.Header{"Content-Type": {"application/x-protobuf"}}, body: status, wantInText: ": too many points"},
 		"429 undecodable status":    {code: 429, header: http.Header{"Content-Type": {"application/x-protobuf"}}, body: []byte{0xff, 0xff}, wantInText: "(a Status of 2 bytes that does not decode"},
@@ -145,9 +147,9 @@ func TestClassify(t *testing.T) {
 		require.Error(t, got, name)
 		assert.Equal(t, c.permanent, isPermanent(got), name)
 		if c.throttle != "" {
-			assert.True(t, strings.HasPrefix(got.Error(), c.throttle), "%s: %s", name, got)
+			assert.True(t, strings.HasPrefix(pushqueue.RetryAfter(got).String(), c.throttle), "%s: %s", name, pushqueue.RetryAfter(got))
 		} else {
-			assert.False(t, strings.HasPrefix(got.Error(), "Throttle"), "%s: %s", name, got)
+			assert.Zero(t, pushqueue.RetryAfter(got), name)
 		}
 		assert.Contains(t, got.Error(), c.wantInText, name)
 	}

@@ -26,6 +26,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlpqueue"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/otlphttpdurableexporter/internal/metadata"
 )
 
@@ -65,21 +66,17 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (expor
 		userAgent:   fmt.Sprintf("%s/%s (%s/%s)", set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
 		compression: compression,
 	}
-	attrs := []attribute.KeyValue{attribute.String("server.address", u.Hostname()), attribute.String("url.path", u.Path)}
-	if p, err := strconv.Atoi(u.Port()); err == nil {
-		attrs = append(attrs, attribute.Int("server.port", p))
-	}
+	attrs := append(otlpqueue.ServerAttributes(u.Hostname(), u.Port()), attribute.String("url.path", u.Path))
 	return otlpqueue.NewMetrics(ctx, set, otlpqueue.Settings{
 		Name:        metadata.Type.String(),
 		Endpoint:    e.shownURL,
 		Compression: compression,
 		MergeWindow: cfg.MergeWindow,
 		Queue:       cfg.QueueConfig,
-		Push:        e.push,
-	},
 		// The client's timeout bounds each attempt, as otlp_http's.
-		exporterhelper.WithTimeout(exporterhelper.TimeoutConfig{}),
-		exporterhelper.WithRetry(cfg.RetryConfig),
+		Retry: cfg.RetryConfig,
+		Push:  e.push,
+	},
 		exporterhelper.WithAttrs(attrs...),
 		exporterhelper.WithStart(e.start),
 		exporterhelper.WithShutdown(e.shutdown),
@@ -196,7 +193,7 @@ func classify(resp *http.Response, answer []byte, url string) error {
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		if d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-			return exporterhelper.NewThrottleRetry(err, d)
+			return pushqueue.NewRetryAfter(err, d)
 		}
 		return err
 	case http.StatusBadGateway, http.StatusGatewayTimeout:

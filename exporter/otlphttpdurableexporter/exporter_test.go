@@ -5,7 +5,6 @@ package otlphttpdurableexporter
 
 import (
 	"compress/gzip"
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,14 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/exporter"
-	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
-	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlptest"
-	"github.com/rocm-ernic/otelcol-ernic/exporter/otlphttpdurableexporter/internal/metadata"
 )
 
 // received is one request as the server read it.
@@ -137,13 +133,7 @@ func testConfig(endpoint string) *Config {
 func start(t *testing.T, cfg *Config, host component.Host) (exporter.Metrics, *observer.ObservedLogs) {
 	t.Helper()
 	require.NoError(t, cfg.Validate())
-	core, logs := observer.New(zap.InfoLevel)
-	set := exportertest.NewNopSettings(metadata.Type)
-	set.Logger = zap.New(core)
-	e, err := createMetrics(context.Background(), set, cfg)
-	require.NoError(t, err)
-	require.NoError(t, e.Start(context.Background(), host))
-	return e, logs
+	return otlptest.Start(t, NewFactory(), cfg, host)
 }
 
 // The helpers the OTLP exporters' tests share (exporter/internal/otlptest).

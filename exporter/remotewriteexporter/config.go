@@ -4,13 +4,16 @@
 package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter"
 
 import (
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+
 	"errors"
 	"fmt"
-	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
 
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configoptional"
@@ -124,9 +127,7 @@ func (cfg *Config) Validate() error {
 		// Content-Encoding already: the setting would do nothing.
 		errs = append(errs, fmt.Errorf("compression %q: remote-write requests are snappy-compressed by the protocol; remove the setting", c))
 	}
-	if cfg.MergeWindow < 0 {
-		errs = append(errs, fmt.Errorf("merge_window %s: must not be negative", cfg.MergeWindow))
-	}
+	errs = append(errs, pushqueue.ValidateQueue(cfg.MergeWindow, cfg.QueueConfig, "requests are cut by max_batch_size_bytes")...)
 	if cfg.MaxBatchSizeBytes <= 0 || cfg.MaxBatchSizeBytes > maxBatchSizeLimit {
 		errs = append(errs, fmt.Errorf("max_batch_size_bytes %d: must be positive and at most %d", cfg.MaxBatchSizeBytes, maxBatchSizeLimit))
 	}
@@ -148,9 +149,6 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().NumConsumers != 1 {
 		errs = append(errs, fmt.Errorf("sending_queue::num_consumers %d: must be 1; a remote-write backend rejects a sample older than the newest of its series, which parallel senders produce", cfg.QueueConfig.Get().NumConsumers))
-	}
-	if cfg.QueueConfig.HasValue() && cfg.QueueConfig.Get().Batch.HasValue() {
-		errs = append(errs, errors.New("sending_queue::batch: not supported by this exporter; requests are cut by max_batch_size_bytes (merge_window joins batches)"))
 	}
 	return errors.Join(errs...)
 }

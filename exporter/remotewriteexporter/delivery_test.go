@@ -21,10 +21,11 @@ import (
 	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 
-	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/metadata"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/metadata"
 )
 
 // Attributes whose names translate to the same label, in an order that is
@@ -113,7 +114,7 @@ func TestDefaultConfigDeliversInOrder(t *testing.T) {
 	for i := range 100 {
 		require.NoError(t, e.ConsumeMetrics(context.Background(), scrape(i)))
 	}
-	waitFor(t, "the queue to drain", func() bool { return e.queued.Load() == 0 })
+	waitFor(t, "the queue to drain", func() bool { return e.sender.Queued() == 0 })
 	assert.Equal(t, 1, cfg.QueueConfig.Get().NumConsumers)
 	assert.Len(t, accepted(), 100, "every batch accepted; a TSDB refused the older samples that came late")
 }
@@ -188,10 +189,10 @@ func TestConcurrentProducersAccounting(t *testing.T) {
 	q.QueueSize = 400
 	e, _ := start(t, cfg)
 	produce(t, e)
-	assert.LessOrEqual(t, e.queued.Load(), int64(400))
+	assert.LessOrEqual(t, e.sender.Queued(), int64(400))
 	up.Store(true)
-	waitFor(t, "drained", func() bool { return e.queued.Load() == 0 })
+	waitFor(t, "drained", func() bool { return e.sender.Queued() == 0 })
 	time.Sleep(100 * time.Millisecond)
-	assert.Equal(t, int64(0), e.queued.Load())
+	assert.Equal(t, int64(0), e.sender.Queued())
 	t.Logf("delivered %d series", len(ep.batches()))
 }

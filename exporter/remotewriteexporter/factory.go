@@ -5,8 +5,9 @@ package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/expor
 
 import (
 	"context"
-	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
 	"time"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"

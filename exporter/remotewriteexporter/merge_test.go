@@ -89,7 +89,7 @@ func TestMergeWindowStoresOneQueueItem(t *testing.T) {
 			for i := range 5 {
 				require.NoError(t, e.ConsumeMetrics(context.Background(), batch(i, 1)))
 			}
-			waitFor(t, "the batches in the queue", func() bool { return e.queued.Load() > 0 && queueItems(s) > 0 })
+			waitFor(t, "the batches in the queue", func() bool { return e.sender.Queued() > 0 && queueItems(s) > 0 })
 			time.Sleep(3 * tc.window)
 			assert.Equal(t, tc.items, queueItems(s), "items in the queue while the endpoint is down")
 			up.Store(true)
@@ -249,7 +249,7 @@ func TestMergeSplitsABatchOverTheQueue(t *testing.T) {
 			e, logs := start(t, cfg) // shut down at the test's end
 			require.NoError(t, e.ConsumeMetrics(context.Background(), batch(0, 1)))
 			require.NoError(t, e.ConsumeMetrics(context.Background(), batch(1, 60)))
-			_, err := e.flushPending(context.Background())
+			err := e.window.Flush(context.Background())
 			require.NoError(t, err)
 			want := []string{"0"}
 			for range 60 {
@@ -283,7 +283,7 @@ func TestMergeSeriesLargerThanTheQueueIsLostAlone(t *testing.T) {
 	big.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(0).Gauge().DataPoints().At(1).
 		Attributes().PutStr("blob", incompressible(300))
 	require.NoError(t, e.ConsumeMetrics(context.Background(), big))
-	_, err := e.flushPending(context.Background())
+	err := e.window.Flush(context.Background())
 	require.NoError(t, err)
 	waitFor(t, "3 series", func() bool { return len(ep.batches()) == 3 })
 	assert.Equal(t, []string{"0", "1", "1"}, ep.batches())

@@ -11,11 +11,11 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
 )
 
 // request is one batch as it sits in the sending queue: the remote-write
@@ -40,30 +40,18 @@ type request struct {
 	proto protocol
 }
 
-// lastID is the last request id handed out.
-var lastID atomic.Uint64
-
-// nextID returns an id above every earlier one: the wall clock in
-// nanoseconds, or one more than the last id.
-func nextID() uint64 {
-	for {
-		last := lastID.Load()
-		id := max(uint64(time.Now().UnixNano()), last+1)
-		if lastID.CompareAndSwap(last, id) {
-			return id
-		}
-	}
-}
-
 var _ xexporterhelper.Request = (*request)(nil)
 
 func newRequest(payloads [][]byte, samples []int) *request {
-	r := &request{payloads: payloads, samples: samples, id: nextID(), proto: protocolV1}
+	r := &request{payloads: payloads, samples: samples, id: pushqueue.NewID(), proto: protocolV1}
 	for _, p := range payloads {
 		r.bytes += len(p)
 	}
 	return r
 }
+
+// ID is when the batch was made (pushqueue.NewID).
+func (r *request) ID() uint64 { return r.id }
 
 // ItemsCount is the number of samples in the batch.
 func (r *request) ItemsCount() int {
@@ -84,18 +72,6 @@ func (r *request) MergeSplit(_ context.Context, _ int, _ exporterhelper.RequestS
 		return nil, errors.New("remote_write: requests are not merged (sending_queue::batch is not supported)")
 	}
 	return []xexporterhelper.Request{r}, nil
-}
-
-// size is what the queue counts of r under its sizer.
-func (r *request) size(sizer exporterhelper.RequestSizerType) int64 {
-	switch sizer {
-	case exporterhelper.RequestSizerTypeBytes:
-		return int64(r.bytes)
-	case exporterhelper.RequestSizerTypeItems:
-		return int64(r.ItemsCount())
-	default:
-		return 1
-	}
 }
 
 // encoding stores a request in the persistent queue: a version byte, the

@@ -38,13 +38,16 @@ type sendError struct {
 func (e *sendError) Error() string { return e.err.Error() }
 func (e *sendError) Unwrap() error { return e.err }
 
+// RetryAfter is the endpoint's Retry-After, for pushqueue's Sender.
+func (e *sendError) RetryAfter() time.Duration { return e.retryAfter }
+
 // sendFrom sends req's payloads from req.next on. It returns the first
 // failure that should be retried; rejected payloads are reported and
 // skipped.
 func (e *remoteWrite) sendFrom(ctx context.Context, req *request) error {
 	for ; req.next < len(req.payloads); req.next++ {
 		select {
-		case <-e.stop:
+		case <-e.sender.Stopping():
 			// Stopping: no new attempt, so that draining an in-memory
 			// queue at shutdown does not take a timeout per batch.
 			return errors.New("remote_write: stopping")

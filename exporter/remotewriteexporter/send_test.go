@@ -49,7 +49,7 @@ func TestStatusCodesRetriedOrDropped(t *testing.T) {
 			for i := range 2 {
 				require.NoError(t, e.ConsumeMetrics(context.Background(), batch(i, 3)))
 			}
-			waitFor(t, "both batches settled", func() bool { return e.queued.Load() == 0 && rec.count() == tc.attempts[0]+1 })
+			waitFor(t, "both batches settled", func() bool { return e.sender.Queued() == 0 && rec.count() == tc.attempts[0]+1 })
 			assert.Equal(t, tc.attempts, rec.perBody())
 			if tc.attempts[0] == 1 {
 				rej := logs.FilterMessageSnippet("rejected by the endpoint").All()
@@ -84,7 +84,7 @@ func TestRetryOnAuthErrors(t *testing.T) {
 	for i := range 3 {
 		require.NoError(t, e.ConsumeMetrics(context.Background(), batch(i, 1)))
 	}
-	waitFor(t, "all batches settled", func() bool { return e.queued.Load() == 0 && rec.count() == 6 })
+	waitFor(t, "all batches settled", func() bool { return e.sender.Queued() == 0 && rec.count() == 6 })
 	assert.Equal(t, []int{4, 1, 1}, rec.perBody(), "the first retried through 401, 403, 401; the 404 dropped")
 }
 

@@ -128,9 +128,9 @@ func waitDelivery(t *testing.T, e *otlpEndpoint, after time.Time, timeout time.D
 // TestOTLPRejectedAndBound: the endpoint refuses the content for 3 s (400):
 // those batches are dropped and delivery goes on. Then it fails (503) for
 // longer than the queue's bound (ERNIC_BUFFER_MAX_BYTES, small) holds:
-// the queue stays within its bound, the newest batches are refused (the
-// collector's queue has no drop-oldest), and delivery resumes when the
-// endpoint is back.
+// the queue stays within its bound, the oldest batches are dropped to make
+// room for the newest, and what is kept, the outage's end, is delivered
+// when the endpoint is back.
 func TestOTLPRejectedAndBound(t *testing.T) {
 	t.Parallel()
 	e := startOTLPEndpoint(t)
@@ -151,23 +151,42 @@ func TestOTLPRejectedAndBound(t *testing.T) {
 	e.set(http.StatusServiceUnavailable)
 	down := time.Now()
 	eventually(t, 60*time.Second, "a full queue", func() []string {
-		if !strings.Contains(log.String(), "sending queue is full") {
-			return []string{"no \"sending queue is full\" in the collector's log"}
+		if !strings.Contains(log.String(), "dropped the oldest batch: queue full") {
+			return []string{"no \"dropped the oldest batch: queue full\" in the collector's log"}
 		}
 		return nil
 	})
 	full := time.Now()
+	// As long again as the queue took to fill: what it holds at the end
+	// is the outage's second half.
+	time.Sleep(max(full.Sub(down), 15*time.Second))
 	queue := dirBytes(t, filepath.Join(state, "queue"))
 	e.set(http.StatusOK)
 	up := time.Now()
 	waitDelivery(t, e, up, 30*time.Second, "delivery after the outage")
-	t.Logf("queue full %v after the outage began (bound %d bytes, queue directory %d bytes); delivering new points %v after the endpoint came back",
-		full.Sub(down).Round(time.Second), bound, queue, time.Since(up).Round(time.Millisecond))
+	time.Sleep(3 * time.Second)
+	var early, late int
+	for _, at := range e.pointsSince(down) {
+		switch {
+		case at.After(down.Add(2*time.Second)) && at.Before(down.Add(full.Sub(down)/2)):
+			early++
+		case at.After(up.Add(-4*time.Second)) && at.Before(up):
+			late++
+		}
+	}
+	t.Logf("queue full %v after the outage began (bound %d bytes, queue directory %d bytes), outage %v; points of its first half delivered: %d, of its last 4 s: %d",
+		full.Sub(down).Round(time.Second), bound, queue, up.Sub(down).Round(time.Second), early, late)
 	if queue > 4*bound+(1<<20) {
 		t.Errorf("queue directory %d bytes for a bound of %d", queue, bound)
 	}
-	if got := e.pointsSince(down); len(got) == 0 || !got[0].Before(full) {
-		t.Errorf("the batches queued during the outage were not delivered after it")
+	if late == 0 {
+		t.Errorf("the newest batches of the outage were not delivered after it: the newest must be kept")
+	}
+	if early > 0 {
+		t.Errorf("%d points of the outage's first half were delivered: the oldest must be dropped for the newest", early)
+	}
+	if strings.Contains(log.String(), "sending queue is full") {
+		t.Errorf("the queue refused a new batch; the oldest should have been dropped instead")
 	}
 }
 

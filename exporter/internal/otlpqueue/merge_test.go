@@ -105,7 +105,7 @@ func TestMergeCompressedAsItComes(t *testing.T) {
 	cfg, srv := testSettings(t, Zstd)
 	cfg.MergeWindow = time.Hour
 	e := start(t, cfg)
-	m := e.(*merging)
+	q := e.(*queued)
 	var all []pmetric.Metrics
 	raw := 0
 	for i := range 12 {
@@ -113,11 +113,10 @@ func TestMergeCompressedAsItComes(t *testing.T) {
 		all = append(all, batch(i, 500))
 		raw += len(mustEncode(t, batch(i, 500)))
 	}
-	m.mu.Lock()
-	require.NotNil(t, m.pending)
-	assert.Equal(t, raw, m.pending.raw)
-	assert.Less(t, m.pending.out.Cap(), raw/4, "%d bytes held for a %d-byte request", m.pending.out.Cap(), raw)
-	m.mu.Unlock()
+	require.True(t, q.window.Pending(func(s *stream) {
+		assert.Equal(t, raw, s.raw)
+		assert.Less(t, s.out.Cap(), raw/4, "%d bytes held for a %d-byte request", s.out.Cap(), raw)
+	}))
 	require.NoError(t, e.Shutdown(context.Background()))
 	require.Len(t, srv.accepted(), 1)
 	assert.Equal(t, jsonOf(t, joined(all...)), jsonOf(t, srv.accepted()[0]))
@@ -131,17 +130,12 @@ func TestMergeZstdWindowFollowsBatches(t *testing.T) {
 	cfg.MergeWindow = time.Hour
 	e := start(t, cfg)
 	defer func() { require.NoError(t, e.Shutdown(context.Background())) }()
-	m := e.(*merging)
-	window := func() int {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		return m.pending.window
+	q := e.(*queued)
+	window := func() (w int) {
+		q.window.Pending(func(s *stream) { w = s.window })
+		return w
 	}
-	flush := func() {
-		m.mu.Lock()
-		m.flushLocked(context.Background())
-		m.mu.Unlock()
-	}
+	flush := func() { require.NoError(t, q.window.Flush(context.Background())) }
 	small, large := batch(0, 20), batch(1, 3000)
 	require.Less(t, len(mustEncode(t, small)), 32<<10)
 	big := len(mustEncode(t, large))

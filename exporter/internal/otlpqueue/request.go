@@ -24,7 +24,13 @@ type Request struct {
 	Compression string
 	// Points is the number of data points in Body.
 	Points int
+	// id is pushqueue.NewID's when the request was made; 0 when read
+	// from a version-1 or version-2 entry.
+	id uint64
 }
+
+// ID is when the request was made (pushqueue.NewID).
+func (r *Request) ID() uint64 { return r.id }
 
 var _ xexporterhelper.Request = (*Request)(nil)
 
@@ -44,14 +50,14 @@ func (r *Request) MergeSplit(_ context.Context, _ int, _ exporterhelper.RequestS
 	return []xexporterhelper.Request{r}, nil
 }
 
-// Encoding stores a Request in the persistent queue: a version byte (2),
+// Encoding stores a Request in the persistent queue: a version byte (3),
 // the compression's name (unsigned varint length, then the name; empty for
-// none), the point count (unsigned varint), then the request as it is.
-// Version 1, what earlier versions stored, has no compression field: its
-// requests are uncompressed.
+// none), the point count and the ID (unsigned varints), then the request
+// as it is. Version 2 has no ID; version 1, no compression field either
+// (its requests are uncompressed).
 type Encoding struct{}
 
-const encodingVersion = 2
+const encodingVersion = 3
 
 // Marshal returns what the queue stores for req.
 func (Encoding) Marshal(_ context.Context, req xexporterhelper.Request) ([]byte, error) {
@@ -59,23 +65,24 @@ func (Encoding) Marshal(_ context.Context, req xexporterhelper.Request) ([]byte,
 	if !ok {
 		return nil, fmt.Errorf("cannot store a %T", req)
 	}
-	buf := make([]byte, 0, 1+2*binary.MaxVarintLen64+len(r.Compression)+len(r.Body))
+	buf := make([]byte, 0, 1+3*binary.MaxVarintLen64+len(r.Compression)+len(r.Body))
 	buf = append(buf, encodingVersion)
 	buf = binary.AppendUvarint(buf, uint64(len(r.Compression)))
 	buf = append(buf, r.Compression...)
 	buf = binary.AppendUvarint(buf, uint64(r.Points))
+	buf = binary.AppendUvarint(buf, r.id)
 	return append(buf, r.Body...), nil
 }
 
-// Unmarshal reads back what Marshal stored, in this version or version 1.
+// Unmarshal reads back what Marshal stored, in this version or an earlier.
 // The body is not decoded: it is sent as it is, and a server that cannot
 // parse it refuses it (gRPC InvalidArgument, HTTP 400), dropping it.
 func (Encoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Request, error) {
-	if len(b) == 0 || (b[0] != 1 && b[0] != encodingVersion) {
+	if len(b) == 0 || b[0] < 1 || b[0] > encodingVersion {
 		return nil, nil, fmt.Errorf("stored request of %d bytes: unknown version", len(b))
 	}
 	r, rest := &Request{}, b[1:]
-	if b[0] == encodingVersion {
+	if b[0] >= 2 {
 		n, k := binary.Uvarint(rest)
 		if k <= 0 || n > uint64(len(rest)-k) {
 			return nil, nil, fmt.Errorf("stored request of %d bytes: bad compression name", len(b))
@@ -87,6 +94,13 @@ func (Encoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Request, e
 	if k <= 0 || n > uint64(len(b)) {
 		return nil, nil, fmt.Errorf("stored request of %d bytes: bad point count", len(b))
 	}
-	r.Points, r.Body = int(n), rest[k:]
+	r.Points, rest = int(n), rest[k:]
+	if b[0] >= 3 {
+		if r.id, k = binary.Uvarint(rest); k <= 0 {
+			return nil, nil, fmt.Errorf("stored request of %d bytes: bad id", len(b))
+		}
+		rest = rest[k:]
+	}
+	r.Body = rest
 	return context.Background(), r, nil
 }

@@ -28,6 +28,8 @@ type stream struct {
 	raw    int // bytes written, uncompressed
 	// largest is the largest write: the largest batch's encoding.
 	largest int
+	// points is the data points of the batches written.
+	points int
 }
 
 // openStream starts a request compressed with name ("" for none; see

@@ -8,12 +8,18 @@
 package otlptest // import "github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlptest"
 
 import (
+	"context"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // Batch is one gauge "ernic.test" (unit {packet}) with points data points
@@ -47,4 +53,17 @@ func JSON(t *testing.T, md pmetric.Metrics) string {
 func WaitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	require.Eventually(t, cond, 10*time.Second, 5*time.Millisecond, "waiting for %s", what)
+}
+
+// Start creates an exporter of factory f with cfg, its logs observed at
+// info level, and starts it on host.
+func Start(t *testing.T, f exporter.Factory, cfg component.Config, host component.Host) (exporter.Metrics, *observer.ObservedLogs) {
+	t.Helper()
+	core, logs := observer.New(zap.InfoLevel)
+	set := exportertest.NewNopSettings(f.Type())
+	set.Logger = zap.New(core)
+	e, err := f.CreateMetrics(context.Background(), set, cfg)
+	require.NoError(t, err)
+	require.NoError(t, e.Start(context.Background(), host))
+	return e, logs
 }

@@ -1,0 +1,53 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package pushqueue // import "github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+
+import (
+	"errors"
+	"sync/atomic"
+	"time"
+)
+
+// retryAfterError is a failure the endpoint said to retry after a while
+// (Retry-After, gRPC's RetryInfo).
+type retryAfterError struct {
+	err   error
+	after time.Duration
+}
+
+func (e *retryAfterError) Error() string             { return e.err.Error() }
+func (e *retryAfterError) Unwrap() error             { return e.err }
+func (e *retryAfterError) RetryAfter() time.Duration { return e.after }
+
+// NewRetryAfter returns err, retried no sooner than after.
+func NewRetryAfter(err error, after time.Duration) error {
+	return &retryAfterError{err: err, after: after}
+}
+
+// RetryAfter is how long err asks a retry to wait, 0 for no wish: any
+// error in its chain with a RetryAfter method says.
+func RetryAfter(err error) time.Duration {
+	var ra interface{ RetryAfter() time.Duration }
+	if errors.As(err, &ra) {
+		return ra.RetryAfter()
+	}
+	return 0
+}
+
+// lastID is the last ID NewID handed out.
+var lastID atomic.Uint64
+
+// NewID returns an ID above every earlier one: the wall clock in
+// nanoseconds, or one more than the last ID. Stored with a request, it
+// tells this process's requests from an earlier one's (Sender.Finish) and
+// orders them.
+func NewID() uint64 {
+	for {
+		last := lastID.Load()
+		id := max(uint64(time.Now().UnixNano()), last+1)
+		if lastID.CompareAndSwap(last, id) {
+			return id
+		}
+	}
+}

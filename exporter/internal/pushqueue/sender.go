@@ -1,0 +1,263 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
+package pushqueue // import "github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+	"go.opentelemetry.io/collector/config/configretry"
+	"go.opentelemetry.io/collector/consumer/consumererror"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/deliveryreport"
+)
+
+// Request is a queue item the Sender handles.
+type Request interface {
+	xexporterhelper.Request
+	// ID is NewID's value when the request was made, stored with it; 0
+	// for one stored without it.
+	ID() uint64
+}
+
+// SenderSettings are what an exporter's Sender is made of.
+type SenderSettings[R Request] struct {
+	// Name begins the sender's errors ("remote_write").
+	Name   string
+	Report *deliveryreport.Report
+	Retry  configretry.BackOffConfig
+	// Sizer and Capacity are the sending queue's (Capacity 0: no queue).
+	Sizer    exporterhelper.RequestSizerType
+	Capacity int64
+	// Send makes one attempt at r and reports to Report what was
+	// delivered or rejected. nil: r is done; a permanent error: r was
+	// rejected (it is not retried, and exporterhelper counts it failed);
+	// any other error: retried, after RetryAfter(err) when that is longer
+	// than the backoff.
+	Send func(context.Context, R) error
+	// Cause names a failure for the logs (deliveryreport.Cause if nil).
+	Cause func(error) string
+}
+
+// Sender is the producer and the sender side around exporterhelper's
+// queue: Enqueue makes room in a full queue during an outage by asking
+// the sender to drop its batch, the oldest; Deliver sends with retries.
+// exporterhelper's own retry is left to report a shutdown only (see
+// ShutdownRetry), because its queue can neither drop its head nor be asked
+// to, so it refuses the newest batch when full.
+type Sender[R Request] struct {
+	s SenderSettings[R]
+	// queued is the size (under Sizer) of the requests this process put
+	// in the queue and that are not finished yet; those of an earlier
+	// process (IDs up to firstID) are not in it.
+	queued  atomic.Int64
+	firstID uint64
+	// failing: the last attempt failed, so requests wait in the queue;
+	// cleared by the next answer.
+	failing atomic.Bool
+	// drop carries a producer's request to drop the oldest request; the
+	// sender answers on the channel with the size it freed.
+	drop     chan chan int64
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+// NewSender returns a Sender; its queue is whatever Enqueue is given.
+func NewSender[R Request](s SenderSettings[R]) *Sender[R] {
+	if s.Cause == nil {
+		s.Cause = deliveryreport.Cause
+	}
+	return &Sender[R]{s: s, firstID: NewID(), drop: make(chan chan int64), stop: make(chan struct{})}
+}
+
+// ShutdownRetry is exporterhelper's retry setting for a queue a Sender
+// serves: Deliver returns a retryable error only when the exporter stops,
+// and exporterhelper's retry then reports a shutdown, so that a persistent
+// queue keeps the request for the next start.
+var ShutdownRetry = configretry.BackOffConfig{
+	Enabled: true, InitialInterval: 100 * time.Millisecond, Multiplier: 2,
+	MaxInterval: time.Second, RandomizationFactor: 0,
+}
+
+// Size is r's size under the queue's sizer.
+func (s *Sender[R]) Size(r R) int64 {
+	switch s.s.Sizer {
+	case exporterhelper.RequestSizerTypeBytes:
+		return int64(r.BytesSize())
+	case exporterhelper.RequestSizerTypeItems:
+		return int64(r.ItemsCount())
+	default:
+		return 1
+	}
+}
+
+// TooLarge returns a permanent error when r, named what, is larger than
+// the whole queue: it would wait for room forever.
+func (s *Sender[R]) TooLarge(r R, what string) error {
+	if size := s.Size(r); s.s.Capacity > 0 && size > s.s.Capacity {
+		return consumererror.NewPermanent(fmt.Errorf("%s: %s of %d (%s) is more than sending_queue::queue_size %d holds; raise it", s.s.Name, what, size, s.s.Sizer, s.s.Capacity))
+	}
+	return nil
+}
+
+// Enqueue puts r in inner's queue. When the queue is full while sending
+// fails, it asks the sender to drop the oldest request until r fits; when
+// sending works, it waits for room (block_on_overflow) or is refused.
+func (s *Sender[R]) Enqueue(ctx context.Context, inner exporter.Metrics, r R) error {
+	size := s.Size(r)
+	if s.s.Capacity > 0 {
+		for need := s.queued.Load() + size - s.s.Capacity; need > 0 && s.failing.Load(); {
+			freed, ok := s.dropOldest(100 * time.Millisecond)
+			if !ok {
+				break
+			}
+			need -= freed
+		}
+	}
+	done := make(chan error, 1)
+	go func() { done <- Offer(ctx, inner, r) }()
+	offered := time.Now()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			if err == nil {
+				s.queued.Add(size)
+			}
+			return err
+		case now := <-tick.C:
+			// Still waiting after the accounted room was made: the
+			// queue also holds requests an earlier process left. Two
+			// seconds tell that wait from a slow write of the request.
+			if s.s.Capacity > 0 && s.failing.Load() && now.Sub(offered) > 2*time.Second {
+				s.dropOldest(100 * time.Millisecond)
+			}
+		case <-s.stop:
+			return fmt.Errorf("%s: stopping while the queue is full", s.s.Name)
+		}
+	}
+}
+
+// dropOldest asks a sender waiting to retry to drop its request, and
+// returns the size it freed; false when no sender came to a wait within d
+// (it is sending, or has nothing to send).
+func (s *Sender[R]) dropOldest(d time.Duration) (int64, bool) {
+	ack := make(chan int64, 1)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case s.drop <- ack:
+		return <-ack, true
+	case <-t.C:
+		return 0, false
+	case <-s.stop:
+		return 0, false
+	}
+}
+
+// Deliver sends r until it is done or rejected, retrying with backoff
+// until it goes through, max_elapsed_time passes, a producer needs the
+// room, or the exporter stops (the only retryable error returned).
+func (s *Sender[R]) Deliver(ctx context.Context, r R) error {
+	var bo *backoff.ExponentialBackOff
+	var first time.Time
+	for {
+		err := s.s.Send(ctx, r)
+		select {
+		case <-s.stop:
+			if err != nil && !consumererror.IsPermanent(err) {
+				return err // stopping: the queue keeps or drains it
+			}
+		default:
+		}
+		if err == nil || consumererror.IsPermanent(err) {
+			s.failing.Store(false)
+			s.Finish(r)
+			s.s.Report.Settled(s.Backlog())
+			return err
+		}
+		s.failing.Store(true)
+		retry := s.s.Retry
+		if !retry.Enabled {
+			s.s.Report.Failed(s.s.Cause(err), err, 0, s.Backlog())
+			s.Finish(r)
+			return consumererror.NewPermanent(err)
+		}
+		if bo == nil {
+			first = time.Now()
+			bo = &backoff.ExponentialBackOff{
+				InitialInterval: retry.InitialInterval, RandomizationFactor: retry.RandomizationFactor,
+				Multiplier: retry.Multiplier, MaxInterval: retry.MaxInterval,
+			}
+			bo.Reset()
+		}
+		wait := max(bo.NextBackOff(), RetryAfter(err)) // the endpoint's, when longer
+		if retry.MaxElapsedTime > 0 && time.Since(first)+wait > retry.MaxElapsedTime {
+			s.s.Report.Dropped("retried for max_elapsed_time", r.ItemsCount(), r.BytesSize(), s.Backlog())
+			s.Finish(r)
+			return nil
+		}
+		s.s.Report.Failed(s.s.Cause(err), err, wait, s.Backlog())
+		if stop := s.wait(ctx, r, wait); stop != nil {
+			if errors.Is(stop, errDropped) {
+				return nil
+			}
+			return stop
+		}
+	}
+}
+
+var errDropped = errors.New("dropped to make room")
+
+// wait sleeps before a retry. It returns nil to retry, errDropped when a
+// producer took r's room (r is finished), or the error that stops the
+// retries (shutdown, cancelled context).
+func (s *Sender[R]) wait(ctx context.Context, r R, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case ack := <-s.drop:
+		s.s.Report.Dropped("queue full", r.ItemsCount(), r.BytesSize(), s.Backlog())
+		s.Finish(r)
+		ack <- s.Size(r)
+		return errDropped
+	case <-s.stop:
+		return fmt.Errorf("%s: stopped while retrying; the batch stays in a persistent queue", s.s.Name)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Finish takes r out of this process's queue accounting.
+func (s *Sender[R]) Finish(r R) {
+	if r.ID() > s.firstID {
+		s.queued.Add(-s.Size(r))
+	}
+}
+
+// Stopping is closed once Stop was called.
+func (s *Sender[R]) Stopping() <-chan struct{} { return s.stop }
+
+// Stop ends retries and waits for room: a request being retried goes
+// back to a persistent queue. Call it before stopping the queue.
+func (s *Sender[R]) Stop() { s.stopOnce.Do(func() { close(s.stop) }) }
+
+// Backlog is what this process has queued and not finished, for the logs.
+func (s *Sender[R]) Backlog() deliveryreport.Backlog {
+	return deliveryreport.Backlog{Size: max(s.queued.Load(), 0), Sizer: s.s.Sizer.String(), Capacity: s.s.Capacity}
+}
+
+// Queued is the size Backlog reports.
+func (s *Sender[R]) Queued() int64 { return s.queued.Load() }
