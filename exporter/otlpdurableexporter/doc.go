@@ -5,6 +5,6 @@
 
 // Package otlpdurableexporter is otlp_grpc with each batch encoded and
 // compressed once, as it enters the sending queue, and sent as stored
-// (exporter/internal/otlpqueue): otlp_grpc's persistent queue marshals a
-// batch three times. How it differs from otlp_grpc is in its README.md.
+// (exporter/internal/otlpqueue), where otlp_grpc's persistent queue
+// marshals, unmarshals and marshals again. Differences: README.md.
 package otlpdurableexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/otlpdurableexporter"

@@ -35,7 +35,7 @@ func RetryAfter(err error) time.Duration {
 
 var lastID atomic.Uint64
 
-// NewID returns an ID above every earlier one, even an earlier process's.
+// NewID returns an ID above every earlier one, an earlier process's too (wall clock).
 func NewID() uint64 {
 	for {
 		last := lastID.Load()
