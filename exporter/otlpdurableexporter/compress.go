@@ -11,13 +11,7 @@ import (
 	grpcencoding "google.golang.org/grpc/encoding"
 )
 
-// A batch is compressed once, as it enters the queue (otlpqueue), and sent
-// as stored: the connection's compressor (precompressed) only names the
-// compression. gzip and zstd are otlpqueue's kept encoders, snappy gRPC's
-// registered compressor (configgrpc's).
-
-// grpcCompression returns the name of the gRPC compression for t, or ""
-// for no compression; an error when gRPC has no compressor of that name.
+// grpcCompression returns gRPC's name for t ("": none).
 func grpcCompression(t configcompression.Type) (string, error) {
 	if !t.IsCompressed() {
 		return "", nil
@@ -28,14 +22,9 @@ func grpcCompression(t configcompression.Type) (string, error) {
 	return string(t), nil
 }
 
-// precompressed is the gRPC compressor of the connection (grpc.Compressor,
-// set with grpc.WithCompressor): it writes a message as it is, because the
-// message is a request compressed when it entered the queue, and names
-// the compression in the grpc-encoding header, so the server decompresses
-// it as any compressed request. gRPC's newer encoding.Compressor cannot do
-// this: it is looked up by the name sent, which must stay the real one.
-// A call with grpc.UseCompressor (push, for a request stored with another
-// compression) takes precedence over it.
+// precompressed writes a message compressed in the queue as it is and names
+// its compression in grpc-encoding. gRPC's newer encoding.Compressor cannot:
+// it is looked up by the name sent. grpc.UseCompressor on a call overrides it.
 type precompressed string
 
 // Do writes the already compressed message p to w.

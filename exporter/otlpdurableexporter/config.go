@@ -15,39 +15,19 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 )
 
-// Config is the otlp_durable exporter's configuration; its keys are those
-// of the collector's otlp_grpc exporter.
+// Config is otlp_grpc's configuration with merge_window (README.md).
 type Config struct {
-	// ClientConfig is the gRPC client: endpoint (host:port of an OTLP/gRPC
-	// server), tls, compression (gzip by default; zstd, snappy, none),
-	// headers, auth, keepalive, wait_for_ready.
 	configgrpc.ClientConfig `mapstructure:",squash"`
 
-	// TimeoutConfig bounds each attempt to send one batch (timeout, 5 s by
-	// default).
+	// TimeoutConfig bounds each attempt.
 	TimeoutConfig exporterhelper.TimeoutConfig `mapstructure:",squash"`
 
-	// QueueConfig is the collector's standard sending queue. With `storage`
-	// set to a storage extension (file_storage) it is persistent and holds
-	// each batch as the encoded request, compressed with `compression`;
-	// its `sizer: bytes` counts those bytes. `batch` is not supported: the requests
-	// are encoded before the queue (merge_window joins batches).
+	// QueueConfig holds encoded, compressed requests; its batcher is not supported.
 	QueueConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
 
-	// MergeWindow, when positive, sends the batches that come within it of
-	// the first as one request (their encodings back to back, compressed
-	// once), stored as one item of the queue: at most 2 MB of protobuf
-	// before compression (under half of a default gRPC server's 4 MiB
-	// limit) and half of queue_size (in points, or with `sizer: bytes` in
-	// bytes of protobuf before compression); a larger batch goes alone.
-	// It needs the sending queue. 0 (the default) sends each batch as it
-	// comes. With it, no batch processor is needed in front to make
-	// requests of a useful size from small batches. A batch waits at most
-	// this long before it is in the queue: with a persistent queue, what a
-	// crash can lose on top of what waits upstream.
+	// MergeWindow sends the batches that come within it as one request.
 	MergeWindow time.Duration `mapstructure:"merge_window"`
 
-	// RetryConfig is how a failed batch is retried (retry_on_failure).
 	RetryConfig configretry.BackOffConfig `mapstructure:"retry_on_failure"`
 
 	// prevent unkeyed literal initialization

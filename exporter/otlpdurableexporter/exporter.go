@@ -43,8 +43,7 @@ type otlpDurable struct {
 	userAgent string
 	conn      *grpc.ClientConn
 	callOpts  []grpc.CallOption
-	// compression is the gRPC compressor requests are compressed with as
-	// they enter the queue ("": none; compress.go).
+	// compression is what the queue's requests are compressed with.
 	compression string
 }
 
@@ -75,9 +74,7 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (expor
 	)
 }
 
-// endpointAttributes are the attributes of the exporter's own telemetry
-// (otelcol_exporter_*) naming the server, as otlp_grpc's: server.address and
-// server.port of endpoint (host:port), or all of it as server.address.
+// endpointAttributes name the server in the exporter's telemetry, as otlp_grpc's.
 func endpointAttributes(endpoint string) []attribute.KeyValue {
 	host, port, err := net.SplitHostPort(endpoint)
 	if err != nil {
@@ -86,22 +83,14 @@ func endpointAttributes(endpoint string) []attribute.KeyValue {
 	return otlpqueue.ServerAttributes(host, port)
 }
 
-// start opens the gRPC connection (in the background: a server that is
-// down is a failed send, retried, not a failed start).
+// start dials in the background: a server down fails sends, not the start.
 func (e *otlpDurable) start(ctx context.Context, host component.Host) error {
-	// The requests are compressed already: the connection's compressor
-	// only names the compression (precompressed), in place of the one
-	// configgrpc would set from `compression`.
+	// The requests are compressed already (precompressed).
 	cc := e.cfg.ClientConfig
 	cc.Compression = "" // none
 	opts := []configgrpc.ToClientConnOption{
 		configgrpc.WithGrpcDialOption(grpc.WithUserAgent(e.userAgent)),
-		// A message is copied once on its way out (the compressor's
-		// writer); with gRPC's pool the copy of a 33 kB request (16x64)
-		// took a buffer of the pool's 1 MiB tier, which the pool held
-		// live until the next garbage collections. One request every
-		// few seconds gains nothing from a pool: plain buffers, garbage
-		// once sent.
+		// A pool gains nothing at one request every few seconds (docs/performance-memory.md).
 		configgrpc.WithGrpcDialOption(experimental.WithBufferPool(mem.NopBufferPool{})),
 	}
 	if e.compression != "" {
@@ -112,8 +101,7 @@ func (e *otlpDurable) start(ctx context.Context, host component.Host) error {
 	if err != nil {
 		return err
 	}
-	// The configured headers are added by configgrpc's interceptor, to
-	// what the request's context does not carry already.
+	// configgrpc's interceptor adds the configured headers.
 	e.conn = conn
 	e.callOpts = []grpc.CallOption{
 		grpc.WaitForReady(e.cfg.ClientConfig.WaitForReady),
@@ -129,17 +117,14 @@ func (e *otlpDurable) shutdown(context.Context) error {
 	return e.conn.Close()
 }
 
-// push sends one encoded request and classifies the answer as otlp_grpc
-// does: retryable, throttled (RetryInfo) or permanent.
+// push sends one encoded request and classifies the answer as otlp_grpc does.
 func (e *otlpDurable) push(ctx context.Context, r *otlpqueue.Request) error {
 	if e.conn == nil {
 		return errors.New("otlp_durable: exporter not started")
 	}
 	body, opts := r.Body, e.callOpts
 	if r.Compression != e.compression {
-		// Stored by a collector configured with another compression (or
-		// by one that stored requests uncompressed): sent with this one's,
-		// which gRPC applies to the decompressed request.
+		// Stored with another compression: gRPC compresses it with this one's.
 		raw, err := otlpqueue.Decompress(r.Compression, r.Body)
 		if err != nil {
 			return consumererror.NewPermanent(fmt.Errorf("otlp_durable: a stored request (%s) does not decompress: %w", r.Compression, err))
@@ -159,9 +144,7 @@ func (e *otlpDurable) push(ctx context.Context, r *otlpqueue.Request) error {
 	return nil
 }
 
-// classify maps a gRPC error to the exporterhelper's kinds: nil, a
-// throttled retry (the server's RetryInfo delay), a retryable error, or a
-// permanent one (the batch is dropped and counted as failed).
+// classify maps a gRPC status to retryable, throttled or permanent, as otlp_grpc.
 func classify(err error) error {
 	if err == nil {
 		return nil
@@ -191,12 +174,10 @@ func classify(err error) error {
 	return err
 }
 
-// rawMessage is an encoded request, sent by rawCodec as it is.
 type rawMessage []byte
 
-// rawCodec writes a rawMessage's bytes unchanged and decodes the answer
-// into a pmetricotlp.ExportResponse. Its name is "proto": the content type
-// is application/grpc+proto, which every gRPC server takes.
+// rawCodec sends a rawMessage as it is; named "proto" so that every gRPC
+// server takes its content type.
 type rawCodec struct{}
 
 func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {

@@ -26,16 +26,14 @@ func NewFactory() exporter.Factory {
 	)
 }
 
-// createDefaultConfig gives otlp_grpc's defaults: gzip, a 5 s timeout, the
-// default retry and an in-memory queue (without the queue's batcher).
+// createDefaultConfig gives otlp_grpc's defaults.
 func createDefaultConfig() component.Config {
 	client := configgrpc.NewDefaultClientConfig()
 	client.Compression = configcompression.TypeGzip
 	client.WriteBufferSize = 512 * 1024
 	client.Keepalive = configoptional.None[configgrpc.KeepaliveClientConfig]()
 	queue := exporterhelper.NewDefaultQueueConfig()
-	// The queue's batcher is not supported (Validate); its default has one
-	// under the feature gate pkg.exporterhelper.queueBatchEnabled.
+	// Unsupported batcher, on by default under pkg.exporterhelper.queueBatchEnabled.
 	queue.Batch = configoptional.None[exporterhelper.BatchConfig]()
 	return &Config{
 		ClientConfig:  client,

@@ -18,51 +18,30 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 )
 
-// Config is the otlp_http_durable exporter's configuration; its keys are
-// those of the collector's otlp_http exporter that apply to metrics.
+// Config is otlp_http's configuration for metrics, with merge_window (README.md).
 type Config struct {
-	// ClientConfig is the HTTP client: endpoint (the OTLP/HTTP server's
-	// base URL; /v1/metrics is appended, as otlp_http does), tls, headers,
-	// auth, timeout (each attempt to send one request; 30 s by default),
-	// compression (gzip by default; zstd or none). gzip is written at
-	// level 1 (gzip.BestSpeed), zstd at its fastest level (zstd level 1):
-	// compression_params::level may be 1 or unset, no other level.
+	// ClientConfig's compression_params::level may only be 1 or unset.
 	confighttp.ClientConfig `mapstructure:",squash"`
 
-	// MetricsEndpoint, when set, is the full URL requests are POSTed to,
-	// in place of endpoint + /v1/metrics.
+	// MetricsEndpoint replaces endpoint + /v1/metrics.
 	MetricsEndpoint string `mapstructure:"metrics_endpoint"`
 
-	// Encoding is the requests' encoding: proto (the default, and the
-	// only one; otlp_http's json is not supported).
+	// Encoding may only be proto.
 	Encoding string `mapstructure:"encoding"`
 
-	// QueueConfig is the collector's standard sending queue. With `storage`
-	// set to a storage extension (file_storage) it is persistent and holds
-	// each request encoded and compressed, as it is sent; its
-	// `sizer: bytes` counts those bytes. `batch` is not supported: the
-	// requests are encoded before the queue (merge_window joins batches).
+	// QueueConfig holds encoded, compressed requests; its batcher is not supported.
 	QueueConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
 
-	// MergeWindow, when positive, sends the batches that come within it of
-	// the first as one request (their encodings back to back, compressed
-	// once), stored as one item of the queue: at most 2 MB of protobuf
-	// before compression and half of queue_size (in points, or with
-	// `sizer: bytes` in bytes of protobuf before compression); a larger
-	// batch goes alone. It needs the sending queue. 0 (the default) sends each batch as it comes. A batch waits
-	// at most this long before it is in the queue: with a persistent
-	// queue, what a crash can lose on top of what waits upstream.
+	// MergeWindow sends the batches that come within it as one request.
 	MergeWindow time.Duration `mapstructure:"merge_window"`
 
-	// RetryConfig is how a failed request is retried (retry_on_failure).
 	RetryConfig configretry.BackOffConfig `mapstructure:"retry_on_failure"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
 
-// Validate checks the endpoints, the compression and the queue settings
-// this exporter supports.
+// Validate checks the endpoints, the compression and the queue settings.
 func (cfg *Config) Validate() error {
 	var errs []error
 	if _, err := cfg.metricsURL(); err != nil {
@@ -81,10 +60,7 @@ func (cfg *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// metricsURL is where requests go: metrics_endpoint, or endpoint with
-// /v1/metrics appended to its path. An error, quoting the value as
-// configured, when it is not an http(s) URL with a host, or when endpoint
-// has a query or a fragment (the path could not be appended).
+// metricsURL is metrics_endpoint, or endpoint with /v1/metrics appended.
 func (cfg *Config) metricsURL() (*url.URL, error) {
 	raw, key := cfg.MetricsEndpoint, "metrics_endpoint"
 	if raw == "" {
@@ -106,9 +82,7 @@ func (cfg *Config) metricsURL() (*url.URL, error) {
 	return u, nil
 }
 
-// compression is the configured compression's name as the queue stores it
-// and Content-Encoding sends it ("" for none); an error for a compression
-// other than gzip, zstd or none.
+// compression is the name the queue stores and Content-Encoding sends ("": none).
 func (cfg *Config) compression() (string, error) {
 	switch t := cfg.Compression; {
 	case !t.IsCompressed():

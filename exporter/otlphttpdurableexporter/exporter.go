@@ -30,8 +30,7 @@ import (
 	"github.com/rocm-ernic/otelcol-ernic/exporter/otlphttpdurableexporter/internal/metadata"
 )
 
-// maxResponseBytes bounds what is read of an answer: an
-// ExportMetricsServiceResponse or an error Status (otlp_http's bound).
+// maxResponseBytes is otlp_http's bound on what is read of an answer.
 const maxResponseBytes = 64 << 10
 
 // otlpHTTPDurable POSTs encoded requests to one URL.
@@ -39,13 +38,11 @@ type otlpHTTPDurable struct {
 	cfg *Config
 	set exporter.Settings
 	url string
-	// shownURL is url with any password redacted: what errors and logs
-	// name.
+	// shownURL, with any password redacted, is what errors and logs name.
 	shownURL  string
 	userAgent string
 	client    *http.Client
-	// compression is what requests are compressed with as they enter the
-	// queue, and the Content-Encoding they are sent with ("": none).
+	// compression is the queue's and Content-Encoding's ("": none).
 	compression string
 }
 
@@ -83,8 +80,7 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (expor
 	)
 }
 
-// start makes the HTTP client. Its compression is none: the requests are
-// compressed already, and push names their compression.
+// start makes the client without compression: the requests are compressed already.
 func (e *otlpHTTPDurable) start(ctx context.Context, host component.Host) error {
 	cc := e.cfg.ClientConfig
 	cc.Compression = ""
@@ -96,7 +92,6 @@ func (e *otlpHTTPDurable) start(ctx context.Context, host component.Host) error 
 	return nil
 }
 
-// shutdown closes the client's idle connections.
 func (e *otlpHTTPDurable) shutdown(context.Context) error {
 	if e.client != nil {
 		e.client.CloseIdleConnections()
@@ -104,20 +99,15 @@ func (e *otlpHTTPDurable) shutdown(context.Context) error {
 	return nil
 }
 
-// push POSTs one request as stored and classifies the answer as the
-// OTLP/HTTP specification and otlp_http do: 2xx delivered (a partial
-// success logged), 429, 502, 503 and 504 retried (429 and 503 after
-// Retry-After when the server sends it), any other status permanent; a
-// request that did not reach the server (connection refused, timeout) is
-// retried.
+// push POSTs one request as stored; the answer is classified as the
+// OTLP/HTTP specification says (classify), and a failure to reach the server retried.
 func (e *otlpHTTPDurable) push(ctx context.Context, r *otlpqueue.Request) error {
 	if e.client == nil {
 		return errors.New("otlp_http_durable: exporter not started")
 	}
 	body := r.Body
 	if r.Compression != e.compression {
-		// Stored by a collector configured with another compression:
-		// sent with this one's.
+		// Stored with another compression: sent with this one's.
 		raw, err := otlpqueue.Decompress(r.Compression, r.Body)
 		if err == nil && e.compression != "" {
 			raw, err = otlpqueue.Compress(e.compression, raw)
@@ -152,9 +142,7 @@ func (e *otlpHTTPDurable) push(ctx context.Context, r *otlpqueue.Request) error 
 	return classify(resp, answer, e.shownURL)
 }
 
-// partialSuccess logs the rejected points of a 2xx answer's
-// ExportMetricsServiceResponse, as otlp_http does; an answer that is
-// empty or not protobuf says nothing of them.
+// partialSuccess logs the rejected points of a 2xx answer, as otlp_http does.
 func (e *otlpHTTPDurable) partialSuccess(resp *http.Response, answer []byte) {
 	if len(answer) == 0 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-protobuf") {
 		return
@@ -171,10 +159,9 @@ func (e *otlpHTTPDurable) partialSuccess(resp *http.Response, answer []byte) {
 	}
 }
 
-// classify turns a failed answer into the exporterhelper's kinds: a
-// throttled retry, a retryable error or a permanent one. The message is
-// the answer's Status (protobuf, what OTLP/HTTP servers send) or the
-// start of its text (Prometheus answers text).
+// classify retries 429, 502, 503 and 504 (429 and 503 after Retry-After), as
+// the OTLP/HTTP specification says; any other status is permanent. Prometheus
+// answers text, OTLP/HTTP servers a protobuf Status.
 func classify(resp *http.Response, answer []byte, url string) error {
 	msg := strings.TrimSpace(string(answer[:min(len(answer), 512)]))
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-protobuf") {
@@ -202,8 +189,7 @@ func classify(resp *http.Response, answer []byte, url string) error {
 	return consumererror.NewPermanent(err)
 }
 
-// statusError is an answer's error: its status is its cause in the
-// delivery logs (deliveryreport.Cause).
+// statusError's status is its cause in the delivery logs (deliveryreport.Cause).
 type statusError struct {
 	status int
 	err    error
@@ -216,10 +202,8 @@ func (e *statusError) HTTPStatus() int { return e.status }
 // maxRetryAfter bounds the delay a Retry-After asks for.
 const maxRetryAfter = 24 * time.Hour
 
-// retryAfter reads a Retry-After header: seconds, or an HTTP date (the
-// delay from now), at most maxRetryAfter. False when it is absent,
-// unreadable or not ahead. A delay past what is left of retry_on_failure's
-// max_elapsed_time drops the request (exporterhelper), as otlp_http.
+// retryAfter reads a Retry-After header (seconds or an HTTP date); false
+// when it is absent, unreadable or not ahead.
 func retryAfter(v string, now time.Time) (time.Duration, bool) {
 	if v == "" {
 		return 0, false

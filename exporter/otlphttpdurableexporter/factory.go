@@ -27,16 +27,14 @@ func NewFactory() exporter.Factory {
 	)
 }
 
-// createDefaultConfig gives otlp_http's defaults: gzip, a 30 s timeout,
-// the default retry and an in-memory queue (without the queue's batcher).
+// createDefaultConfig gives otlp_http's defaults.
 func createDefaultConfig() component.Config {
 	client := confighttp.NewDefaultClientConfig()
 	client.Timeout = 30 * time.Second
 	client.Compression = configcompression.TypeGzip
 	client.WriteBufferSize = 512 * 1024
 	queue := exporterhelper.NewDefaultQueueConfig()
-	// The queue's batcher is not supported (Validate); its default has one
-	// under the feature gate pkg.exporterhelper.queueBatchEnabled.
+	// Unsupported batcher, on by default under pkg.exporterhelper.queueBatchEnabled.
 	queue.Batch = configoptional.None[exporterhelper.BatchConfig]()
 	return &Config{
 		ClientConfig: client,

@@ -23,98 +23,45 @@ import (
 
 // Config is the remote_write exporter's configuration.
 type Config struct {
-	// ClientConfig is the HTTP client: endpoint (the remote-write URL,
-	// e.g. http://prometheus:9090/api/v1/write), headers, tls, and timeout,
-	// which bounds each request (one attempt of one remote-write request).
 	confighttp.ClientConfig `mapstructure:",squash"`
 
-	// QueueConfig is the collector's standard sending queue. With `storage`
-	// set to a storage extension (file_storage) it is persistent: what it
-	// holds survives a restart. Its `sizer: bytes` counts the compressed
-	// remote-write requests, so `queue_size` is the bound on the data kept
-	// while the endpoint is unreachable. When the queue is full while sending
-	// fails, the oldest batch is dropped to make room (see doc.go).
-	// `batch` is not supported: batches are cut by max_batch_size_bytes.
-	// num_consumers must be 1 (the default here): batches go out in order.
+	// QueueConfig's sizer bytes counts compressed requests; num_consumers must be 1.
 	QueueConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
 
-	// BackOffConfig is how a failed request (connection refused, timeout,
-	// 5xx, 429) is retried: initial_interval, max_interval, multiplier,
-	// randomization_factor; max_elapsed_time 0 retries until it goes
-	// through (the queue is the bound). With enabled: false a failed batch
-	// is dropped at once.
 	BackOffConfig configretry.BackOffConfig `mapstructure:"retry_on_failure"`
 
-	// ExternalLabels are added to every series (e.g. a host label); they
-	// override a label of the same name from the data. Values must not be
-	// empty.
+	// ExternalLabels override a label of the same name from the data.
 	ExternalLabels map[string]string `mapstructure:"external_labels"`
 
-	// MaxBatchSizeBytes bounds one remote-write request before compression,
-	// in bytes (the serialized WriteRequest). A batch larger than this is
-	// sent as several requests. Default 3,000,000, at most 1 GiB; a
-	// single series larger than the bound still goes out alone.
+	// MaxBatchSizeBytes bounds a request before compression.
 	MaxBatchSizeBytes int `mapstructure:"max_batch_size_bytes"`
 
-	// MaxSamplesPerSend bounds one remote-write request in samples, as
-	// Prometheus' queue_config of that name (default 2000, Prometheus 3's):
-	// a request ends at whichever of this and max_batch_size_bytes comes
-	// first.
+	// MaxSamplesPerSend is Prometheus' queue_config setting of that name.
 	MaxSamplesPerSend int `mapstructure:"max_samples_per_send"`
 
-	// ProtobufMessage is the remote-write message sent, as Prometheus'
-	// remote_write setting of that name: prometheus.WriteRequest (remote
-	// write 1.0, the default) or io.prometheus.write.v2.Request (2.0: a
-	// symbol table, metadata per series, and each counter's start
-	// timestamp). A 2.0 endpoint that answers 415, or a 2xx without the
-	// 2.0 X-Prometheus-Remote-Write-*-Written headers (an endpoint that
-	// read the request as 1.0 and found nothing in it), makes the
-	// exporter send 1.0 from then on (until it restarts), that request
-	// included.
+	// ProtobufMessage is Prometheus' remote_write setting of that name (1.0 or 2.0).
 	ProtobufMessage string `mapstructure:"protobuf_message"`
 
-	// RetryOnAuthErrors keeps a request the endpoint answers 401 or 403
-	// in the queue, retried with backoff, for a credential rotation to
-	// catch up with. Off by default: the remote-write specification says a
-	// sender must not retry a 4xx other than 429, so by default such a
-	// request is dropped and counted like any other refusal.
+	// RetryOnAuthErrors retries 401 and 403, which the specification says not to.
 	RetryOnAuthErrors bool `mapstructure:"retry_on_auth_errors"`
 
-	// MergeWindow, when positive, writes the batches that come within it
-	// of the first into the same requests (in order, each request still
-	// at most max_batch_size_bytes) and stores them as one item of the
-	// sending queue, of about 4 MiB of compressed requests at most and
-	// half of queue_size (a batch that would make an item larger than
-	// that is split across items); 0 (the default) stores each
-	// batch as it comes, in requests of its own, and refuses a batch
-	// larger than queue_size. With it, no batch processor is needed in
-	// front to make requests of a useful size from small batches. A batch
-	// waits at most this long before it is in the queue, so with a
-	// persistent queue it is what a crash can lose on top of what waits
-	// upstream. Worth it with file_storage: bbolt rewrites the whole leaf of
-	// every key a write changes, other items in it included, so several
-	// items of one scrape in the queue at once multiply what goes to disk
-	// (docs/performance.md).
+	// MergeWindow writes the batches that come within it into the same
+	// requests and one queue item: with file_storage, bbolt rewrites a whole
+	// leaf per write, so fewer items a scrape write less (docs/performance-pipelines.md).
 	MergeWindow time.Duration `mapstructure:"merge_window"`
 
-	// ResourceToTelemetryConversion makes the resource attributes labels
-	// of every series (contrib's setting of that name). On by default,
-	// unlike contrib's exporters: the receiver's ernic.id and role are
-	// resource attributes, and without them the series of the instances
-	// would collide.
+	// ResourceToTelemetryConversion is on by default, unlike contrib's:
+	// without ernic.id and role the instances' series would collide.
 	ResourceToTelemetryConversion promname.ResourceToTelemetrySettings `mapstructure:"resource_to_telemetry_conversion"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
 
-// maxBatchSizeLimit is the largest max_batch_size_bytes: 1 GiB, far above
-// what a remote-write receiver takes (Prometheus' own sender stays near
-// 2 MB), and below snappy's 4 GiB bound on a block.
+// maxBatchSizeLimit is far above what a receiver takes and below snappy's 4 GiB block bound.
 const maxBatchSizeLimit = 1 << 30
 
-// Validate checks the endpoint, the batch bound, the external labels and the
-// queue settings this exporter supports.
+// Validate checks the endpoint, the bounds, the labels and the queue settings.
 func (cfg *Config) Validate() error {
 	var errs []error
 	if cfg.Endpoint == "" {
@@ -123,8 +70,7 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("endpoint %q: must be an http:// or https:// URL with a host", cfg.Endpoint))
 	}
 	if c := cfg.Compression; c != "" && c != "none" {
-		// confighttp would not compress a request that has a
-		// Content-Encoding already: the setting would do nothing.
+		// confighttp does not compress a request with a Content-Encoding already.
 		errs = append(errs, fmt.Errorf("compression %q: remote-write requests are snappy-compressed by the protocol; remove the setting", c))
 	}
 	errs = append(errs, pushqueue.ValidateQueue(cfg.MergeWindow, cfg.QueueConfig, "requests are cut by max_batch_size_bytes")...)
@@ -153,11 +99,8 @@ func (cfg *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// reservedHeader reports whether the remote-write specification, or this
-// exporter, sets header name itself: a receiver would misread a request
-// whose protocol headers a configuration changed (Prometheus refuses to
-// start with them). Authorization is not reserved: it is how a static
-// credential is configured.
+// reservedHeader reports whether the protocol sets header name itself: a
+// receiver would misread a request whose protocol headers were changed.
 func reservedHeader(name string) bool {
 	switch http.CanonicalHeaderKey(strings.TrimSpace(name)) {
 	case "X-Prometheus-Remote-Write-Version", "Content-Encoding", "Content-Type", "Content-Length", "User-Agent":

@@ -24,9 +24,7 @@ import (
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
 )
 
-// remoteWrite is the exporter: a producer side (ConsumeMetrics: translate,
-// merge, enqueue) and a sender side (push: send every payload of a batch in
-// order), with pushqueue's Sender between them for retries and room.
+// remoteWrite translates batches into the queue and sends them from it in order.
 type remoteWrite struct {
 	cfg       *Config
 	set       exporter.Settings
@@ -36,15 +34,13 @@ type remoteWrite struct {
 	userAgent string
 	report    *deliveryreport.Report
 
-	// sizer and capacity of the sending queue (capacity 0: no queue).
+	// capacity 0: no queue.
 	sizer    exporterhelper.RequestSizerType
 	capacity int64
 	sender   *pushqueue.Sender[*request]
-	// window holds the requests of merge_window (merge.go); nil without.
+	// window is nil without merge_window.
 	window *pushqueue.Window[*batchState]
 
-	// moved holds the batches a persistent queue put back at its tail on
-	// start: they are the oldest and are sent first.
 	moved *movedBatches
 }
 
@@ -76,19 +72,15 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (*remo
 	return e, nil
 }
 
-// newQueue builds the exporterhelper around push with queue q.
 func (e *remoteWrite) newQueue(ctx context.Context, q configoptional.Optional[exporterhelper.QueueBatchConfig]) (exporter.Metrics, error) {
-	// exporterhelper's lines (a refused batch, a retry) once a minute per
-	// message: e.report sums them up.
+	// e.report sums up exporterhelper's lines; one a minute per message is enough.
 	set := e.set
 	set.Logger = deliveryreport.Sampled(set.Logger)
 	return xexporterhelper.NewMetricsRequest(ctx, set, e.convert, e.push,
 		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
-		// The client's timeout bounds each request; push retries itself.
+		// The client's timeout bounds each attempt; the Sender retries.
 		exporterhelper.WithTimeout(exporterhelper.TimeoutConfig{}),
-		// push returns a retryable error only when the exporter stops:
-		// the queue's retry sender then reports a shutdown, and a
-		// persistent queue keeps the batch for the next start.
+		// As pushqueue.ShutdownRetry: a persistent queue keeps the batch at shutdown.
 		exporterhelper.WithRetry(configretry.BackOffConfig{
 			Enabled: true, InitialInterval: 100 * time.Millisecond, Multiplier: 2,
 			MaxInterval: time.Second, RandomizationFactor: 0,
@@ -97,11 +89,8 @@ func (e *remoteWrite) newQueue(ctx context.Context, q configoptional.Optional[ex
 	)
 }
 
-// Start creates the HTTP client and starts the queue. A persistent queue
-// whose storage cannot be opened does not keep the collector from
-// starting: the exporter logs it and sends through an in-memory queue of
-// the same bound, without persistence, until the cause is mended. (A
-// damaged file does not get here: queue_storage sets it aside at start.)
+// Start creates the client and starts the queue; a persistent queue that
+// cannot be opened is replaced by an in-memory one rather than failing the collector.
 func (e *remoteWrite) Start(ctx context.Context, host component.Host) error {
 	client, err := e.cfg.ClientConfig.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
 	if err != nil {
@@ -125,9 +114,7 @@ func (e *remoteWrite) Start(ctx context.Context, host component.Host) error {
 	return e.inner.Start(ctx, host)
 }
 
-// Shutdown puts the batches merge_window holds in the queue, stops the
-// retries, so that a batch being retried goes back to a persistent queue,
-// then stops the queue.
+// Shutdown queues what merge_window holds and ends retries before stopping the queue.
 func (e *remoteWrite) Shutdown(ctx context.Context) error {
 	if e.window != nil {
 		_ = e.window.Flush(ctx) // a refusal is reported as lost
@@ -136,7 +123,7 @@ func (e *remoteWrite) Shutdown(ctx context.Context) error {
 	return e.inner.Shutdown(ctx)
 }
 
-// Capabilities: the exporter does not change the data it is given.
+// Capabilities: the exporter does not change its data.
 func (e *remoteWrite) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: false}
 }
@@ -150,9 +137,7 @@ func (e *remoteWrite) convert(ctx context.Context, md pmetric.Metrics) (xexporte
 	return r, nil
 }
 
-// ConsumeMetrics translates md into remote-write requests and puts them in
-// the queue, or, with merge_window, writes them into the requests of the
-// item being merged (merge.go).
+// ConsumeMetrics translates md into the queue or the item being merged.
 func (e *remoteWrite) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
 	if e.window != nil {
 		return e.merge(ctx, md)
@@ -168,9 +153,7 @@ func (e *remoteWrite) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) er
 	return e.sender.Enqueue(ctx, e.inner, req)
 }
 
-// push sends a batch from the queue: every payload not yet sent, in order.
-// Batches that a persistent queue moved to its tail on start (see moved)
-// are sent first, being the oldest.
+// push sends a batch from the queue, after the older batches moved to its tail (movedBatches).
 func (e *remoteWrite) push(ctx context.Context, r xexporterhelper.Request) error {
 	req, ok := r.(*request)
 	if !ok {
@@ -188,10 +171,9 @@ func (e *remoteWrite) push(ctx context.Context, r xexporterhelper.Request) error
 	return e.sender.Deliver(ctx, req)
 }
 
-// backlog is what this process has queued and not finished, for the logs.
 func (e *remoteWrite) backlog() deliveryreport.Backlog { return e.sender.Backlog() }
 
-// sendCause is the cause post gave a failure, for the logs.
+// sendCause is post's cause of a failure, for the logs.
 func sendCause(err error) string {
 	if se, ok := err.(*sendError); ok { //nolint:errorlint // post returns it unwrapped
 		return se.cause

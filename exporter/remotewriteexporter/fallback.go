@@ -21,13 +21,9 @@ var writtenHeaders = [...]string{
 	"X-Prometheus-Remote-Write-Exemplars-Written",
 }
 
-// checkWritten reads the written headers of a 2xx answer to a 2.0 request
-// of n samples (no histograms, no exemplars). Without any of them, the
-// endpoint is a 1.0 one that read the 2.0 message as an empty 1.0 request
-// (a 2.0 receiver must send them): an error that makes the request go
-// again as 1.0. With fewer samples written than sent, the endpoint took
-// the request but did not store them all (a 2xx is final: sending it again
-// would duplicate what it did store); the rest is counted and logged.
+// checkWritten reads a 2xx answer's written headers. Without them the
+// endpoint read the request as an empty 1.0 one: it goes again as 1.0. A
+// 2xx is final, so samples written short are only counted and logged.
 func (e *remoteWrite) checkWritten(h http.Header, n int) error {
 	var written [len(writtenHeaders)]int
 	seen := false
@@ -51,8 +47,7 @@ func (e *remoteWrite) checkWritten(h http.Header, n int) error {
 	return nil
 }
 
-// fallBack makes the exporter send 1.0 from now on, the requests already
-// queued as 2.0 too, and logs it once.
+// fallBack makes the exporter send 1.0 from now on, and logs it once.
 func (e *remoteWrite) fallBack(se *sendError) {
 	if e.tr.proto.Swap(uint32(protocolV1)) == uint32(protocolV1) {
 		return
@@ -61,9 +56,8 @@ func (e *remoteWrite) fallBack(se *sendError) {
 		zap.String("endpoint", e.cfg.Endpoint), zap.String("cause", se.cause), zap.Error(se.err))
 }
 
-// toV1 re-encodes req's payloads not sent yet as 1.0. A payload that does
-// not decode (it cannot happen with payloads this exporter wrote) is left
-// as it is: the endpoint rejects it, and the rest goes on.
+// toV1 re-encodes req's unsent payloads as 1.0; one that does not decode
+// is left for the endpoint to reject.
 func (e *remoteWrite) toV1(req *request) {
 	for i := req.next; i < len(req.payloads); i++ {
 		if p, err := downgrade(req.payloads[i]); err == nil {
@@ -73,9 +67,7 @@ func (e *remoteWrite) toV1(req *request) {
 	req.proto = protocolV1
 }
 
-// downgrade returns a compressed 2.0 request as a compressed 1.0 one: the
-// same series and samples; metadata and start timestamps, which 1.0
-// cannot carry, are left out.
+// downgrade returns a 2.0 request as 1.0, without metadata and start timestamps.
 func downgrade(payload []byte) ([]byte, error) {
 	raw, err := snappy.Decode(nil, payload)
 	if err != nil {

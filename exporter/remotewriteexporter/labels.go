@@ -10,18 +10,15 @@ import (
 	"github.com/prometheus/prometheus/prompb"
 )
 
-// labelOrder sorts series' labels by name. The series of one metric of one
-// resource have the same label names in the same order, so the order found
-// for one is used again while the names stay the same (sorting each
-// series was a quarter of the translation).
+// labelOrder reuses one series' label order while the names stay the same:
+// a metric's series share their label names, and sorting each cost much.
 type labelOrder struct {
 	names []string // the label names the order is for, as they came
 	perm  []int    // perm[i]: the index in names of the i-th name by order
 	out   []prompb.Label
 }
 
-// sorted returns lbls sorted by name, stably, in a slice of its own that is
-// valid until the next call.
+// sorted returns lbls sorted stably by name, valid until the next call.
 func (o *labelOrder) sorted(lbls []prompb.Label) []prompb.Label {
 	same := len(lbls) == len(o.names)
 	for i := 0; same && i < len(lbls); i++ {
@@ -42,8 +39,7 @@ func (o *labelOrder) sorted(lbls []prompb.Label) []prompb.Label {
 	return o.out
 }
 
-// appendMissing appends the labels of add whose name is not among
-// dst[first:] yet: attributes win over job/instance and external labels.
+// appendMissing appends add's labels not in dst[first:]: attributes win.
 func appendMissing(dst []prompb.Label, first int, add []prompb.Label) []prompb.Label {
 	for _, a := range add {
 		if !slices.ContainsFunc(dst[first:], func(l prompb.Label) bool { return l.Name == a.Name }) {
@@ -55,7 +51,6 @@ func appendMissing(dst []prompb.Label, first int, add []prompb.Label) []prompb.L
 
 func cmpLabel(a, b prompb.Label) int { return strings.Compare(a.Name, b.Name) }
 
-// hasDuplicate reports whether sorted labels repeat a name.
 func hasDuplicate(l []prompb.Label) bool {
 	for i := 1; i < len(l); i++ {
 		if l[i].Name == l[i-1].Name {
@@ -65,8 +60,7 @@ func hasDuplicate(l []prompb.Label) bool {
 	return false
 }
 
-// mergeDuplicates joins, in sorted labels, the values of labels whose names
-// became equal once translated ("a.b" and "a_b"), as contrib does: "x;y".
+// mergeDuplicates joins the values of equal names ("a.b", "a_b") with ";", as contrib does.
 func mergeDuplicates(l []prompb.Label) []prompb.Label {
 	out := l[:0]
 	for _, x := range l {

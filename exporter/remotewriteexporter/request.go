@@ -18,25 +18,21 @@ import (
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
 )
 
-// request is one batch as it sits in the sending queue: the remote-write
-// requests it was translated to, snappy-compressed and ready to send.
+// request is one queue item: compressed remote-write requests, ready to send.
 type request struct {
-	// payloads are the compressed WriteRequest messages, in send order.
+	// payloads are in send order.
 	payloads [][]byte
-	// samples is the number of samples of each payload (for the logs).
+	// samples counts each payload's samples.
 	samples []int
-	// next is the first payload not yet accepted or rejected: a retry of
-	// a partly sent batch resumes there.
+	// next is where a retry of a partly sent batch resumes.
 	next int
-	// bytes is the sum of the payloads' lengths.
+	// bytes sums the payloads' lengths.
 	bytes int
-	// restored: read back from a persistent queue (every batch a
-	// persistent queue hands out is).
+	// restored: read back from a persistent queue (every batch it hands out is).
 	restored bool
-	// id is unique and grows with the time the batch was made; it is
-	// stored with the batch (see movedBatches).
+	// id is pushqueue.NewID's, stored with the batch (see movedBatches).
 	id uint64
-	// proto is the message the payloads are encoded in.
+	// proto is the payloads' message.
 	proto protocol
 }
 
@@ -53,7 +49,7 @@ func newRequest(payloads [][]byte, samples []int) *request {
 // ID is when the batch was made (pushqueue.NewID).
 func (r *request) ID() uint64 { return r.id }
 
-// ItemsCount is the number of samples in the batch.
+// ItemsCount counts the batch's samples.
 func (r *request) ItemsCount() int {
 	n := 0
 	for _, s := range r.samples {
@@ -62,11 +58,10 @@ func (r *request) ItemsCount() int {
 	return n
 }
 
-// BytesSize is the size of the compressed payloads, what the queue keeps.
+// BytesSize is what the queue keeps.
 func (r *request) BytesSize() int { return r.bytes }
 
-// MergeSplit is called only by the queue's batcher, which Validate rules
-// out: requests are cut at translation. It returns the request as it is.
+// MergeSplit returns r as it is: the queue's batcher is not supported.
 func (r *request) MergeSplit(_ context.Context, _ int, _ exporterhelper.RequestSizerType, r2 xexporterhelper.Request) ([]xexporterhelper.Request, error) {
 	if r2 != nil {
 		return nil, errors.New("remote_write: requests are not merged (sending_queue::batch is not supported)")
@@ -74,19 +69,13 @@ func (r *request) MergeSplit(_ context.Context, _ int, _ exporterhelper.RequestS
 	return []xexporterhelper.Request{r}, nil
 }
 
-// encoding stores a request in the persistent queue: a version byte, the
-// protocol (a byte: 1 or 2), the id, the payload count, then per payload its sample count, its length and
-// its bytes (unsigned varints). What was already sent is not kept apart:
-// after a restart the whole batch is sent again, which a remote-write
-// receiver takes as duplicates of the same samples.
+// encoding stores a request as: version byte, protocol byte, id, payload
+// count, then per payload its sample count, length (uvarints) and bytes.
 type encoding struct {
-	// moved learns the batches the queue moves to its tail on start.
 	moved *movedBatches
 }
 
-// encodingVersion is the stored form written; encodingV1Only, the form of
-// the builds before remote write 2.0 (no protocol byte: 1.0), is still
-// read.
+// encodingV1Only, before remote write 2.0 (no protocol byte), is still read.
 const (
 	encodingVersion = 3
 	encodingV1Only  = 2
@@ -99,9 +88,7 @@ func (c encoding) Marshal(_ context.Context, req xexporterhelper.Request) ([]byt
 	}
 	buf := make([]byte, 0, r.bytes+1+binary.MaxVarintLen64*(1+2*len(r.payloads)))
 	if r.restored && c.moved != nil {
-		// Only a batch read back from the queue is stored again: the
-		// persistent queue does it on start with the batches that were
-		// being sent when the last process ended.
+		// The persistent queue stores again, at start, what was being sent.
 		c.moved.add(r)
 	}
 	buf = append(buf, encodingVersion, byte(r.proto))
@@ -163,14 +150,8 @@ func (encoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Request, e
 	return context.Background(), r, nil
 }
 
-// movedBatches works around the persistent queue's restart order. A batch
-// that was being sent when the process ended (a retry during an outage, a
-// kill) is put back at the queue's tail on the next start, behind every
-// newer batch; sent there, its samples would be older than the newest of
-// their series, and a Prometheus TSDB rejects them as out of order. The
-// queue stores those batches again on start (encoding.Marshal of a restored
-// request), so they are known before the first push: push sends them first,
-// and skips them when the queue hands them out at its tail.
+// movedBatches sends first the batches the persistent queue puts back at
+// its tail on start, where a TSDB would refuse them as out of order (README.md, Delivery).
 type movedBatches struct {
 	mu      sync.Mutex
 	pending []*request      // to send first, oldest first
@@ -184,7 +165,6 @@ func (m *movedBatches) add(r *request) {
 	slices.SortFunc(m.pending, func(a, b *request) int { return cmp.Compare(a.id, b.id) })
 }
 
-// next returns the oldest moved batch not yet sent, or nil.
 func (m *movedBatches) next() *request {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -194,7 +174,6 @@ func (m *movedBatches) next() *request {
 	return m.pending[0]
 }
 
-// sent records that r went out ahead of its place in the queue.
 func (m *movedBatches) sent(r *request) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

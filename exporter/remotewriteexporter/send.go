@@ -18,19 +18,15 @@ import (
 
 // sendError is why one remote-write request did not go through.
 type sendError struct {
-	// cause groups failures for the rate-limited logs: "connection",
-	// "timeout", "http 503", "rejected: http 400".
+	// cause groups failures for the logs ("timeout", "rejected: http 400").
 	cause string
-	// rejected: the endpoint refused this request; the remote-write
-	// specification forbids sending it again.
+	// rejected: the specification forbids sending it again.
 	rejected bool
-	// status is the HTTP status of the answer, 0 without one.
+	// status is 0 without an answer.
 	status int
-	// toV1: a 2.0 request the endpoint cannot read (415, or a 2xx that
-	// wrote nothing); it is sent again as 1.0.
+	// toV1: the endpoint cannot read 2.0; send it again as 1.0.
 	toV1 bool
-	// retryAfter is the wait the endpoint asked for (Retry-After on a 429
-	// or 503), 0 when it did not.
+	// retryAfter is 0 when the endpoint asked for no wait.
 	retryAfter time.Duration
 	err        error
 }
@@ -41,15 +37,13 @@ func (e *sendError) Unwrap() error { return e.err }
 // RetryAfter is the endpoint's Retry-After, for pushqueue's Sender.
 func (e *sendError) RetryAfter() time.Duration { return e.retryAfter }
 
-// sendFrom sends req's payloads from req.next on. It returns the first
-// failure that should be retried; rejected payloads are reported and
-// skipped.
+// sendFrom sends req's payloads from req.next on, skipping rejected ones,
+// and returns the first failure to retry.
 func (e *remoteWrite) sendFrom(ctx context.Context, req *request) error {
 	for ; req.next < len(req.payloads); req.next++ {
 		select {
 		case <-e.sender.Stopping():
-			// Stopping: no new attempt, so that draining an in-memory
-			// queue at shutdown does not take a timeout per batch.
+			// Draining an in-memory queue must not take a timeout per batch.
 			return errors.New("remote_write: stopping")
 		default:
 		}
@@ -74,12 +68,10 @@ func (e *remoteWrite) sendFrom(ctx context.Context, req *request) error {
 	return nil
 }
 
-// maxRetryAfter bounds the wait a Retry-After header can ask for: a wrong
-// clock or a misconfigured proxy must not stall the queue for hours.
+// maxRetryAfter: a wrong clock or proxy must not stall the queue for hours.
 const maxRetryAfter = 5 * time.Minute
 
-// post sends one compressed request of n samples. It returns nil when the
-// endpoint accepted it (2xx) and a *sendError otherwise.
+// post sends one compressed request of n samples; a *sendError unless 2xx.
 func (e *remoteWrite) post(ctx context.Context, payload []byte, proto protocol, n int) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.cfg.Endpoint, bytes.NewReader(payload))
 	if err != nil {
@@ -114,9 +106,8 @@ func (e *remoteWrite) post(ctx context.Context, payload []byte, proto protocol, 
 	if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
 		se.retryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
 	}
-	// Remote write 1.0 and 2.0: a sender MUST NOT retry a 4xx other than
-	// 429; 401 and 403 only when the operator chose to wait for new
-	// credentials (retry_on_auth_errors).
+	// The specification: a sender MUST NOT retry a 4xx other than 429
+	// (401 and 403 only with retry_on_auth_errors).
 	if code == http.StatusUnsupportedMediaType && proto == protocolV2 {
 		se.toV1 = true
 		return se
@@ -128,8 +119,7 @@ func (e *remoteWrite) post(ctx context.Context, payload []byte, proto protocol, 
 	return se
 }
 
-// retryAfter reads a Retry-After value, delay-seconds or an HTTP date,
-// bounded by maxRetryAfter; 0 when it is absent, bad or in the past.
+// retryAfter reads Retry-After (seconds or an HTTP date); 0 when absent, bad or past.
 func retryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {

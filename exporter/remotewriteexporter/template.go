@@ -13,33 +13,22 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// seriesTemplate is the sorted label set that the points of one metric of
-// one resource share, with a hole for each point attribute that becomes a
-// label: a point whose attribute keys are those of the template, in the
-// same order, with no empty value, is written by filling in its values,
-// without naming, merging and sorting its labels again (addMetric's
-// general path, which a template must equal: TestTemplateMatchesGeneral).
-// The labels around the holes are encoded once. A template is made only
-// for points whose labels need no merging: every attribute label name
-// distinct and none a resource label's or __name__.
+// seriesTemplate is the encoded, sorted labels a metric's points share,
+// with a hole per attribute label: a point of the same keys is written by
+// filling in its values, not by naming and sorting its labels again. It
+// must equal the general path (TestTemplateMatchesGeneral), so it is made
+// only for labels that need no merging.
 type seriesTemplate struct {
-	// keys are the point attribute keys, in the points' order.
 	keys []string
-	// hole[i] is the hole, in label order, of keys[i]'s label, or -1 for
-	// an attribute that is no label (its key is the resource's, or no
-	// name).
+	// hole[i] is keys[i]'s hole in label order, -1 for no label.
 	hole []int
-	// chunks[j] is the encoded TimeSeries.labels fields before hole j
-	// (the last one after the last hole); names[j] the encoded name field
-	// of hole j's Label.
+	// chunks[j] are the encoded labels before hole j; names[j] its name field.
 	chunks, names [][]byte
 	fixed         int // the length of all chunks
 }
 
-// newTemplate returns the template of the points of a metric called name
-// (its family name) with the attribute keys of attrs, or nil when such
-// points need the general path. res is the resource's attributes, resLabels
-// its promoted labels, base and external the labels added when missing.
+// newTemplate returns the template for points with attrs' keys, or nil
+// when they need the general path.
 func (t *translator) newTemplate(name string, attrs, res pcommon.Map, resLabels []prompb.Label, base []prompb.Label) *seriesTemplate {
 	tp := &seriesTemplate{}
 	taken := map[string]bool{"__name__": true}
@@ -80,7 +69,6 @@ func (t *translator) newTemplate(name string, attrs, res pcommon.Map, resLabels 
 			}
 		}
 	}
-	// Sort, then encode the labels between the holes.
 	order := make([]int, len(lbls))
 	for i := range order {
 		order[i] = i
@@ -110,7 +98,6 @@ func (t *translator) newTemplate(name string, attrs, res pcommon.Map, resLabels 
 	return tp
 }
 
-// appendLabelField appends l as a TimeSeries.labels field.
 func appendLabelField(b []byte, l prompb.Label) []byte {
 	b = protowire.AppendTag(b, 1, protowire.BytesType)
 	b = protowire.AppendVarint(b, uint64(labelSize(l)))
@@ -125,9 +112,7 @@ func appendLabelField(b []byte, l prompb.Label) []byte {
 	return b
 }
 
-// fill puts in values (one per hole) the values of a point with the
-// attributes attrs, and returns false when the point does not fit the
-// template (other keys, or an empty value).
+// fill puts attrs' values in values; false when the point does not fit.
 func (tp *seriesTemplate) fill(attrs pcommon.Map, values []string) bool {
 	if attrs.Len() != len(tp.keys) {
 		return false
@@ -155,8 +140,6 @@ func (tp *seriesTemplate) fill(attrs pcommon.Map, values []string) bool {
 	return ok
 }
 
-// labelsSize is the encoded size of the TimeSeries.labels fields of the
-// template filled with values.
 func (tp *seriesTemplate) labelsSize(values []string) int {
 	n := tp.fixed
 	for j, v := range values {
@@ -165,8 +148,6 @@ func (tp *seriesTemplate) labelsSize(values []string) int {
 	return n
 }
 
-// appendLabels appends the TimeSeries.labels fields of the template filled
-// with values.
 func (tp *seriesTemplate) appendLabels(b []byte, values []string) []byte {
 	for j, v := range values {
 		b = append(b, tp.chunks[j]...)
@@ -179,42 +160,28 @@ func (tp *seriesTemplate) appendLabels(b []byte, values []string) []byte {
 	return append(b, tp.chunks[len(values)]...)
 }
 
-// templateCache keeps the templates made for the batches before, by what a
-// template depends on (templateKey): the series of a host are the same from
-// one scrape to the next, and making a template anew for every metric of
-// every resource of every batch was 19 % of a 16x64 batch's translation
-// (BenchmarkTranslate). A template no batch used since the sweep before
-// last (between sweepCalls and twice that many batches) is let go,
-// so the cache holds about the templates of the series that still exist;
-// and it starts anew past maxTemplates, for a source whose resource
-// attributes churn faster than that. Safe for concurrent use; a template
-// is not changed once made.
+// templateCache keeps templates between batches, as a host's series stay
+// the same (docs/performance-pipelines.md); unused ones are swept, and it
+// starts anew past maxTemplates. Templates are not changed once made.
 type templateCache struct {
 	mu    sync.Mutex
 	byKey map[string]*cachedTemplate
 	calls uint64 // translate calls so far
 }
 
-// cachedTemplate is a template, or nil for points that need the general
-// path, and the translate call that last used it.
+// cachedTemplate's tp is nil for points that need the general path.
 type cachedTemplate struct {
 	tp   *seriesTemplate
 	used uint64
 }
 
-// sweepCalls is how many batches an unused template is kept for (a
-// translate call or, with merge_window, each batch added): with the
-// receiver's batch per instance, about 4 scrapes at 16x64 (17 batches a
-// scrape) and 1 to 2 at 64x1024 (65), where every instance's templates
-// are used at each scrape.
+// sweepCalls is how many batches an unused template is kept for: a few scrapes.
 const sweepCalls = 64
 
-// maxTemplates bounds the cache: a 64x1024 host has about 2,600 templates
-// (64 resources of about 40 metrics).
+// maxTemplates is far above a large host's templates.
 const maxTemplates = 50_000
 
-// tick counts a batch, and every sweepCalls batches lets go of the
-// templates unused since the sweep before.
+// tick counts a batch and sweeps every sweepCalls.
 func (c *templateCache) tick() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -229,7 +196,6 @@ func (c *templateCache) tick() {
 	}
 }
 
-// get returns the template of key, made by newTemplate when there is none.
 func (c *templateCache) get(key []byte, newTemplate func() *seriesTemplate) *seriesTemplate {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -245,13 +211,8 @@ func (c *templateCache) get(key []byte, newTemplate func() *seriesTemplate) *ser
 	return tp
 }
 
-// templateKey appends to k all that newTemplate's result depends on for
-// the points of a metric called name whose first point has the attributes
-// attrs: the name, the resource's labels and the base labels (names and
-// values), and the attribute keys in order, each marked when the resource
-// has it too (with promotion, such a key is no label). The external labels
-// are the translator's own. Every string is length-prefixed, so that two
-// different inputs never give the same key.
+// templateKey appends all newTemplate depends on, strings length-prefixed
+// so that different inputs never give the same key.
 func (t *translator) templateKey(k []byte, name string, attrs, res pcommon.Map, resLabels, base []prompb.Label) []byte {
 	k = protowire.AppendString(k, name)
 	for _, ls := range [][]prompb.Label{resLabels, base} {

@@ -18,38 +18,23 @@ import (
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
 )
 
-// translator turns a batch of metrics into compressed remote-write requests.
-//
-// It follows the OTel-to-Prometheus rules of contrib's
-// pkg/translator/prometheusremotewrite with the settings of the Prometheus
-// exporters here (UnderscoreEscapingWithSuffixes, no otel_scope_* labels, no
-// target_info): names and label names from otlptranslator; a monotonic
-// cumulative sum is a counter (`_total`), a gauge or another cumulative sum
-// a gauge; an attribute with an empty value is no label; job and instance
-// come from service.namespace/service.name and service.instance.id; with
-// resource_to_telemetry_conversion (on by default) every resource
-// attribute is a label too (promname.PointLabels); an
-// external label is added unless an attribute has its name; a point without
-// a recorded value is a staleness marker. Delta sums, histograms,
-// exponential histograms and summaries are not translated (none comes from
-// the ernic receiver): their points are counted by type (untranslated.go). It writes the series straight from
-// the batch instead of through contrib's map of series: at 64x1024 that map
-// cost 14 CPU s/min, more than the whole collector may (docs/performance.md).
+// translator follows contrib's pkg/translator/prometheusremotewrite
+// (TestTranslateMatchesContrib), but writes the series straight from the
+// batch instead of through contrib's map of series, which cost too much
+// CPU on a large host (docs/performance-pipelines.md).
 type translator struct {
 	external []prompb.Label // sorted by name
 	maxBytes int
-	// maxSamples bounds a request in samples (max_samples_per_send).
+	// maxSamples is max_samples_per_send.
 	maxSamples int
-	// proto is the protocol new requests are written in (a protocol;
-	// 1.0 after a 2.0 endpoint turned out to take 1.0 only).
+	// proto is what new requests are written in: 1.0 after a fallback.
 	proto atomic.Uint32
 	names *promname.Namer
-	// promote makes resource attributes labels
-	// (resource_to_telemetry_conversion).
+	// promote is resource_to_telemetry_conversion.
 	promote bool
-	// noTemplates turns seriesTemplate off (tests compare both paths).
+	// noTemplates: tests compare both paths.
 	noTemplates bool
-	// templates are the series templates of earlier batches.
+	// templates are kept between batches.
 	templates templateCache
 }
 
@@ -71,17 +56,14 @@ func newTranslator(cfg *Config) *translator {
 	return t
 }
 
-// translate returns md as remote-write requests of at most maxBytes and
-// maxSamples each (before compression), and an error counting the points
-// it could not translate, by type (the rest is in the request).
+// translate returns md's requests and an error counting the points left out.
 func (t *translator) translate(md pmetric.Metrics) (*request, error) {
 	st := t.begin()
 	skipped := t.add(st, md)
 	return t.end(st), skipped.err()
 }
 
-// begin starts the requests of one queue item on the pooled scratch
-// buffers.
+// begin starts one queue item on pooled buffers.
 func (t *translator) begin() *batchState {
 	bufs, ok := bufferPool.Get().(*buffers)
 	if !ok {
@@ -98,12 +80,9 @@ func (t *translator) begin() *batchState {
 	return st
 }
 
-// add translates md into st after what st holds: the series go on in the
-// request being written, which is compressed when the next series would
-// take it past maxBytes or maxSamples. A remote-write 1.0 WriteRequest is its repeated
-// timeseries field and nothing else here, so the series of several batches
-// make one request, as if one batch had come. It returns the points left
-// out.
+// add translates md into st after what it holds: a WriteRequest is its
+// repeated series, so several batches make one request. It returns the
+// points left out.
 func (t *translator) add(st *batchState, md pmetric.Metrics) untranslated {
 	t.templates.tick()
 	before := st.skipped
@@ -127,8 +106,7 @@ func (t *translator) add(st *batchState, md pmetric.Metrics) untranslated {
 	return st.skipped.minus(before)
 }
 
-// end compresses the request being written, gives the scratch buffers
-// back to the pool and returns st's requests; st is not used after.
+// end returns st's requests and pools its buffers; st is done.
 func (t *translator) end(st *batchState) *request {
 	st.flush()
 	st.bufs.raw, st.bufs.comp, st.bufs.blockEnds = st.raw, st.comp, st.blockEnds
@@ -185,9 +163,7 @@ func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map
 		}
 		ms := int64(dp.Timestamp()) / 1e6
 		if !tried {
-			// The first point's attributes choose the metric's
-			// template; a point that does not fit it takes the general
-			// path.
+			// The first point chooses the template; others that do not fit take the general path.
 			tried = true
 			st.key = t.templateKey(st.key[:0], name, dp.Attributes(), res, st.resLabels, base)
 			tmpl = t.templates.get(st.key, func() *seriesTemplate {
@@ -224,13 +200,9 @@ func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map
 	}
 }
 
-// appendSeries writes one TimeSeries of one sample into the request being
-// built, after the request before it is compressed when this one would take
-// it past maxBytes. It writes the protobuf encoding of prompb.TimeSeries
-// (labels = 1, samples = 2; Label name = 1, value = 2; Sample value = 1,
-// timestamp = 2) field by field with protowire, straight from the labels:
-// building prompb structs for a batch and marshalling them was most of
-// remote write's CPU (docs/performance-pipelines.md).
+// appendSeries writes one prompb.TimeSeries field by field with protowire:
+// building prompb structs and marshalling them was most of remote write's
+// CPU (docs/performance-pipelines.md).
 func (t *translator) appendSeries(st *batchState, lbls []prompb.Label, v float64, ms int64) {
 	size := sampleFieldSize(ms)
 	for _, l := range lbls {
@@ -247,8 +219,7 @@ func (t *translator) appendSeries(st *batchState, lbls []prompb.Label, v float64
 	st.added()
 }
 
-// appendSeriesOf is appendSeries for the labels of a template filled with
-// values.
+// appendSeriesOf is appendSeries for a filled template.
 func (t *translator) appendSeriesOf(st *batchState, tp *seriesTemplate, values []string, v float64, ms int64) {
 	size := tp.labelsSize(values) + sampleFieldSize(ms)
 	entry := fieldSize(size)
@@ -260,10 +231,8 @@ func (t *translator) appendSeriesOf(st *batchState, tp *seriesTemplate, values [
 	st.added()
 }
 
-// makeRoom, before a series of entry bytes, puts the item st holds in the
-// queue when the series would take it past its bound (spill), and ends
-// the request being written when it would take it past maxBytes or
-// maxSamples (a series carries one sample).
+// makeRoom spills the item or ends the request before a series that would
+// take either past its bound.
 func (t *translator) makeRoom(st *batchState, entry int) {
 	if st.spill != nil && st.overflows(entry) {
 		st.spill(st)
@@ -273,7 +242,6 @@ func (t *translator) makeRoom(st *batchState, entry int) {
 	}
 }
 
-// appendSample appends a TimeSeries.samples field of one sample.
 func appendSample(b []byte, v float64, ms int64) []byte {
 	b = protowire.AppendTag(b, 2, protowire.BytesType)
 	b = protowire.AppendVarint(b, uint64(sampleSize(ms)))
@@ -283,7 +251,6 @@ func appendSample(b []byte, v float64, ms int64) []byte {
 	return protowire.AppendVarint(b, uint64(ms))
 }
 
-// labelSize is the encoded size of a Label message (empty fields left out).
 func labelSize(l prompb.Label) int {
 	n := 0
 	if l.Name != "" {
@@ -295,13 +262,9 @@ func labelSize(l prompb.Label) int {
 	return n
 }
 
-// sampleSize is the encoded size of a Sample message: the value (a fixed
-// 64-bit field) and the timestamp in milliseconds.
 func sampleSize(ms int64) int { return 1 + 8 + 1 + protowire.SizeVarint(uint64(ms)) }
 
-// sampleFieldSize is the size of TimeSeries.samples with one sample.
 func sampleFieldSize(ms int64) int { return fieldSize(sampleSize(ms)) }
 
-// fieldSize is the size of a length-delimited field of a one-byte tag and
-// a message of n bytes.
+// fieldSize is a length-delimited field's size, with a one-byte tag.
 func fieldSize(n int) int { return 1 + protowire.SizeBytes(n) }

@@ -21,8 +21,7 @@ const (
 	protocolV2 protocol = 2 // io.prometheus.write.v2.Request (remote write 2.0)
 )
 
-// The protobuf_message values, as Prometheus' remote_write config names
-// them.
+// The protobuf_message values, Prometheus' names.
 const (
 	messageV1 = "prometheus.WriteRequest"
 	messageV2 = "io.prometheus.write.v2.Request"
@@ -59,20 +58,16 @@ const (
 	v2TypeGauge         = 2
 )
 
-// symbolTable is the symbols of the 2.0 request being written: each string
-// once, referenced by its index. A request is written as it goes, so a
-// symbol's field (Request.symbols) is written right before the first series
-// that refers to it: protobuf readers append the values of a repeated field
-// wherever they come, so the table reads back in that order. It lives in
-// the pooled buffers and is cleared at each request.
+// symbolTable is the 2.0 request's symbols. Each is written right before
+// the first series that refers to it: protobuf readers append a repeated
+// field's values wherever they come.
 type symbolTable struct {
 	refs  map[string]uint32
 	added []string // symbols of the series being written, not in raw yet
 	ids   []uint32 // the series' label references
 	units map[string]string
-	// prev and prevIDs are the strings of the series before and their
-	// references, by position: the series of a metric differ in a label
-	// or two, and a string compare is cheaper than a map lookup.
+	// prev and prevIDs, the series before's, save map lookups: a metric's
+	// series differ in a label or two.
 	prev    []string
 	prevIDs []uint32
 }
@@ -83,7 +78,6 @@ func (s *symbolTable) reset() {
 	s.prev, s.prevIDs = s.prev[:0], s.prevIDs[:0]
 }
 
-// refAt is ref(v) for the string at position i of a series.
 func (s *symbolTable) refAt(i int, v string) uint32 {
 	if i < len(s.prev) && s.prev[i] == v {
 		return s.prevIDs[i]
@@ -97,7 +91,6 @@ func (s *symbolTable) refAt(i int, v string) uint32 {
 	return r
 }
 
-// ref returns the reference of v, adding it when it is new.
 func (s *symbolTable) ref(v string) uint32 {
 	if s.refs == nil {
 		s.refs = map[string]uint32{}
@@ -115,15 +108,13 @@ func (s *symbolTable) ref(v string) uint32 {
 	return r
 }
 
-// seriesMeta is what a 2.0 series carries of its metric: its type, help
-// and unit.
+// seriesMeta is a 2.0 series' metadata.
 type seriesMeta struct {
 	typ        uint64
 	help, unit string
 }
 
-// metaOf is the 2.0 metadata of a metric of Prometheus type typ, its unit
-// as Prometheus' OTLP receiver names it (otlptranslator), cached.
+// metaOf names the unit as Prometheus' OTLP receiver does, cached.
 func metaOf(st *batchState, typ promname.Type, unit, help string) seriesMeta {
 	meta := seriesMeta{typ: v2TypeGauge, help: help}
 	if typ == promname.Counter {
@@ -144,10 +135,7 @@ func metaOf(st *batchState, typ promname.Type, unit, help string) seriesMeta {
 	return meta
 }
 
-// appendSeriesV2 writes one 2.0 TimeSeries of one sample, and the symbols
-// it adds, into the request being built, after the request before it is
-// compressed when this one would take it past a bound. startMs is the
-// sample's start timestamp (a counter's start; 0: none).
+// appendSeriesV2 writes one 2.0 TimeSeries and its new symbols; startMs 0: none.
 func (t *translator) appendSeriesV2(st *batchState, lbls []prompb.Label, meta seriesMeta, v float64, ms, startMs int64) {
 	cuts := st.cuts
 	t.makeRoom(st, internV2(st.sym, lbls, meta, ms, startMs))
@@ -196,9 +184,8 @@ func (t *translator) appendSeriesV2(st *batchState, lbls []prompb.Label, meta se
 	st.added()
 }
 
-// internV2 puts in s.ids the references of lbls' names and values, then
-// of help and unit (the last two), adding the symbols that are new
-// (s.added), and returns the bytes the series and those symbols take.
+// internV2 puts lbls', help's and unit's references in s.ids and returns
+// the size of the series and its new symbols.
 func internV2(s *symbolTable, lbls []prompb.Label, meta seriesMeta, ms, startMs int64) int {
 	s.added = s.added[:0]
 	s.ids = s.ids[:0]
@@ -214,8 +201,6 @@ func internV2(s *symbolTable, lbls []prompb.Label, meta seriesMeta, ms, startMs 
 	return n + fieldSize(v2SeriesSize(s.ids, meta, ms, startMs))
 }
 
-// v2SeriesSize is the encoded size of a TimeSeries of the references ids
-// (labels, then help and unit) and one sample.
 func v2SeriesSize(ids []uint32, meta seriesMeta, ms, startMs int64) int {
 	labels := ids[:len(ids)-2]
 	return fieldSize(refsSize(labels)) + fieldSize(v2SampleSize(ms, startMs)) +

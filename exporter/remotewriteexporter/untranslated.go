@@ -10,10 +10,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
-// untranslated counts the points a translation left out, by why: the
-// exporter takes gauges and cumulative sums (all the ernic receiver
-// emits); every other type is refused, counted and logged, never sent
-// half translated. A fixed array, so that counting allocates nothing.
+// untranslated counts the points left out, by why; an array, so that
+// counting allocates nothing.
 type untranslated [numReasons]int
 
 const (
@@ -37,8 +35,7 @@ var reasonNames = [numReasons]string{
 	tooLarge:              "requests of 4 GiB or more",
 }
 
-// metricRefused counts the points of m, a metric of a type the exporter
-// does not take or with a name it cannot translate.
+// metricRefused counts the points of a metric the exporter cannot take.
 func (u *untranslated) metricRefused(m pmetric.Metric) {
 	switch m.Type() {
 	case pmetric.MetricTypeHistogram:
@@ -60,7 +57,6 @@ func (u *untranslated) metricRefused(m pmetric.Metric) {
 	}
 }
 
-// total is the number of points left out.
 func (u *untranslated) total() int {
 	n := 0
 	for _, c := range u {
@@ -77,11 +73,10 @@ func (u untranslated) minus(before untranslated) untranslated {
 	return u
 }
 
-// untranslatedError says how many points a translation left out and of
-// which types.
+// untranslatedError counts the points left out, by type.
 type untranslatedError struct{ counts untranslated }
 
-// err is u as an error; nil when no point was left out.
+// err is nil when no point was left out.
 func (u untranslated) err() error {
 	if u.total() == 0 {
 		return nil
@@ -99,7 +94,6 @@ func (e *untranslatedError) Error() string {
 	return fmt.Sprintf("%d points not sent (%s): remote_write takes gauges and cumulative sums only", e.counts.total(), strings.Join(parts, ", "))
 }
 
-// reportUntranslated logs err, a translation's error, through the report.
 func (e *remoteWrite) reportUntranslated(err error) {
 	if ue, ok := err.(*untranslatedError); ok { //nolint:errorlint // the translator returns it unwrapped
 		e.report.Untranslated(err, ue.counts.total())

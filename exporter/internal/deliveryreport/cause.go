@@ -17,15 +17,13 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// HTTPStatusError is an error of an HTTP answer: its status names the
-// cause.
+// HTTPStatusError is an HTTP answer's error; its status names the cause.
 type HTTPStatusError interface {
 	error
 	HTTPStatus() int
 }
 
-// Cause groups a failed send for the logs: "connection", "timeout",
-// "http 503", "grpc Unavailable", or "error".
+// Cause groups a failed send for the logs ("timeout", "http 503", "grpc Unavailable"...).
 func Cause(err error) string {
 	var hs HTTPStatusError
 	if errors.As(err, &hs) {
@@ -44,8 +42,7 @@ func Cause(err error) string {
 	return "error"
 }
 
-// QueueCause groups a batch the queue refused: "disk full", "queue full",
-// "stopped", or "error".
+// QueueCause groups a batch the queue refused ("disk full", "queue full"...).
 func QueueCause(err error) string {
 	switch {
 	case errors.Is(err, syscall.ENOSPC):
@@ -58,9 +55,8 @@ func QueueCause(err error) string {
 	return "error"
 }
 
-// Sampled returns logger with at most one line a minute for each message
-// and level: for the lines exporterhelper writes per attempt or per
-// refused batch, which Report sums up.
+// Sampled returns logger with at most one line a minute per message and level,
+// for exporterhelper's per-attempt lines, which Report sums up.
 func Sampled(logger *zap.Logger) *zap.Logger {
 	return logger.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
 		return zapcore.NewSamplerWithOptions(c, Every, 1, 0)

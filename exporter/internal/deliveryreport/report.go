@@ -24,9 +24,7 @@ func (b Backlog) field() zap.Field {
 	return zap.Dict("queued", zap.Int64("size", b.Size), zap.String("sizer", b.Sizer), zap.Int64("queue_size", b.Capacity))
 }
 
-// Report logs what happens to an exporter's batches: each cause (a
-// failure, a rejection, a drop, a batch the queue refused) at most once a
-// minute, with running totals, and the recovery, once.
+// Report logs each cause at most once a minute with running totals, and a recovery once.
 type Report struct {
 	logger   *zap.Logger
 	what     string // what the lines begin with: "Remote write", "otlp_durable"
@@ -65,8 +63,7 @@ func (r *Report) due(key string, now time.Time) bool {
 	return true
 }
 
-// Failed: a request failed for cause and will be retried, after wait when
-// the exporter knows it (0: it does not, or retries are off).
+// Failed: a request failed and will be retried, after wait if known (else 0).
 func (r *Report) Failed(cause string, err error, wait time.Duration, b Backlog) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -122,8 +119,7 @@ func (r *Report) Settled(b Backlog) {
 		zap.Int64("items", r.recoveredItems), zap.Duration("took", r.now().Sub(r.recoveredAt).Round(time.Millisecond)))
 }
 
-// Rejected: the endpoint refused a request of n items for its content
-// (cause); it is dropped and the rest goes on.
+// Rejected: the endpoint refused a request's content; it is dropped.
 func (r *Report) Rejected(cause string, err error, n int, b Backlog) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -138,8 +134,7 @@ func (r *Report) Rejected(cause string, err error, n int, b Backlog) {
 		zap.Int64("rejected_items_total", r.rejectedItems), b.field())
 }
 
-// Dropped: a whole queued batch of n items and size bytes was given up,
-// for why (the queue needed its room, or it was retried too long).
+// Dropped: a queued batch was given up, for why.
 func (r *Report) Dropped(why string, n, size int, b Backlog) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -153,8 +148,7 @@ func (r *Report) Dropped(why string, n, size int, b Backlog) {
 		zap.Int64("dropped_batches_total", r.droppedBatches), zap.Int64("dropped_items_total", r.droppedItems), b.field())
 }
 
-// NotQueued: the queue refused a new batch of n items (a full disk, a
-// full queue, a stop): those items are lost.
+// NotQueued: the queue refused a new batch; its items are lost.
 func (r *Report) NotQueued(err error, n int, b Backlog) {
 	cause := QueueCause(err)
 	r.mu.Lock()
@@ -169,8 +163,7 @@ func (r *Report) NotQueued(err error, n int, b Backlog) {
 		zap.Int64("not_queued_batches_total", r.notQueuedBatches), zap.Int64("not_queued_items_total", r.notQueuedItems), b.field())
 }
 
-// Untranslated: n points of a batch could not be translated (err says
-// which types); they are dropped.
+// Untranslated: n points could not be translated and are dropped.
 func (r *Report) Untranslated(err error, n int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -181,9 +174,8 @@ func (r *Report) Untranslated(err error, n int) {
 	}
 }
 
-// NotStored: the endpoint accepted a request (2xx) but says it stored n
-// items fewer than it was sent (remote write 2.0's written headers); they
-// are not sent again.
+// NotStored: the endpoint accepted a request but stored n items fewer
+// (remote write 2.0's written headers); they are not sent again.
 func (r *Report) NotStored(n int, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -195,8 +187,7 @@ func (r *Report) NotStored(n int, err error) {
 	}
 }
 
-// NotStoredTotal is the number of items endpoints accepted but did not
-// store, since start.
+// NotStoredTotal counts the items accepted but not stored since start.
 func (r *Report) NotStoredTotal() int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -9,9 +9,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 )
 
-// ServerAttributes are the attributes of an exporter's own telemetry
-// (otelcol_exporter_*) naming its server, as otlp_grpc's and otlp_http's:
-// server.address, and server.port when port is a number.
+// ServerAttributes name the server in the exporter's own telemetry, as otlp_grpc's do.
 func ServerAttributes(host, port string) []attribute.KeyValue {
 	out := []attribute.KeyValue{attribute.String("server.address", host)}
 	if p, err := strconv.Atoi(port); err == nil {

@@ -24,52 +24,37 @@ import (
 
 // Settings are what an exporter built on this package configures.
 type Settings struct {
-	// Name is the exporter's type, what its errors and logs begin with
-	// ("otlp_durable").
+	// Name begins the errors and logs.
 	Name string
-	// Endpoint is where it sends, as its logs show it (no password).
+	// Endpoint is as the logs show it (no password).
 	Endpoint string
-	// Compression is what requests are compressed with as they enter the
-	// queue: "" (none), Gzip, Zstd, or a compressor registered with gRPC
-	// (see Supported).
+	// Compression is "" (none), Gzip, Zstd or a gRPC compressor's name.
 	Compression string
-	// MergeWindow, when positive, joins the batches that come within it of
-	// the first into one request (merge.go); 0 sends each batch alone.
+	// MergeWindow of 0 sends each batch alone.
 	MergeWindow time.Duration
-	// Queue is the sending queue (its batcher unsupported; the exporter's
-	// Validate rules it out).
+	// Queue's batcher is not supported.
 	Queue configoptional.Optional[exporterhelper.QueueBatchConfig]
-	// Retry is retry_on_failure, done by pushqueue's Sender.
+	// Retry is done by pushqueue's Sender.
 	Retry configretry.BackOffConfig
 	// Timeout bounds each attempt (0: Push's client bounds it).
 	Timeout time.Duration
-	// Push sends one request as stored: nil, a permanent error
-	// (consumererror.NewPermanent: dropped), one to retry after a while
-	// (pushqueue.NewRetryAfter), or one to retry.
+	// Push sends a request as stored; errors as pushqueue.SenderSettings.Send.
 	Push func(context.Context, *Request) error
 }
 
-// queued is the exporter: batches encoded (and merged) before
-// exporterhelper's queue, sent from it by pushqueue's Sender.
+// queued encodes (and merges) batches before exporterhelper's queue.
 type queued struct {
 	exporter.Metrics // exporterhelper: the queue, start, shutdown, telemetry
 	s                Settings
 	report           *deliveryreport.Report
 	sender           *pushqueue.Sender[*Request]
-	// window joins batches (merge.go); nil without merge_window.
+	// window is nil without merge_window.
 	window *pushqueue.Window[*stream]
-	// last is the largest batch's encoding in the merged request before,
-	// what the next one's zstd window is chosen by (zstdWindow) with its
-	// first batch; lastRaw is that request's size, uncompressed, the
-	// buffer an uncompressed one is made at. Guarded by window's lock.
+	// last and lastRaw size the next request; guarded by window's lock.
 	last, lastRaw int
 }
 
-// NewMetrics returns the exporter: exporterhelper's queue holding Requests
-// encoded by this package, pushqueue's Sender sending and retrying them,
-// options (start, shutdown, telemetry attributes) added, and merge_window
-// in front when s.MergeWindow is positive. An error when s.Compression is
-// not Supported or exporterhelper refuses the options.
+// NewMetrics returns the exporter: exporterhelper's queue of Requests, sent by pushqueue's Sender.
 func NewMetrics(ctx context.Context, set exporter.Settings, s Settings, opts ...exporterhelper.Option) (exporter.Metrics, error) {
 	if !Supported(s.Compression) {
 		return nil, fmt.Errorf("%s: no compressor %q", s.Name, s.Compression)
@@ -87,8 +72,7 @@ func NewMetrics(ctx context.Context, set exporter.Settings, s Settings, opts ...
 		exporterhelper.WithRetry(pushqueue.ShutdownRetry),
 		xexporterhelper.WithQueueBatch(s.Queue, xexporterhelper.QueueBatchSettings{Encoding: Encoding{}}),
 	}, opts...)
-	// exporterhelper's lines (a refused batch, a retry) once a minute per
-	// message: report sums them up.
+	// report sums up exporterhelper's lines; one a minute per message is enough.
 	hset := set
 	hset.Logger = deliveryreport.Sampled(set.Logger)
 	inner, err := xexporterhelper.NewMetricsRequest(ctx, hset, q.convert, q.push, opts...)
@@ -102,8 +86,7 @@ func NewMetrics(ctx context.Context, set exporter.Settings, s Settings, opts ...
 	return q, nil
 }
 
-// ConsumeMetrics encodes md and puts it in the queue, or, with
-// merge_window, into the pending request (merge.go).
+// ConsumeMetrics encodes md into the queue or the pending merged request.
 func (q *queued) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
 	if q.window != nil {
 		return q.merge(ctx, md)
@@ -119,8 +102,7 @@ func (q *queued) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
 	return nil
 }
 
-// Shutdown puts the pending merged request in the queue, ends retries (a
-// request being retried stays in a persistent queue), then stops the queue.
+// Shutdown queues the pending merged request and ends retries before stopping the queue.
 func (q *queued) Shutdown(ctx context.Context) error {
 	if q.window != nil {
 		_ = q.window.Flush(ctx) // a refusal is reported as lost
@@ -129,8 +111,7 @@ func (q *queued) Shutdown(ctx context.Context) error {
 	return q.Metrics.Shutdown(ctx)
 }
 
-// convert hands the queue the Request ConsumeMetrics made; a batch that
-// comes without one (not from this package) is encoded here.
+// convert hands the queue the Request ConsumeMetrics made, or encodes md.
 func (q *queued) convert(ctx context.Context, md pmetric.Metrics) (xexporterhelper.Request, error) {
 	if r, ok := pushqueue.Prepared[*Request](ctx); ok {
 		return r, nil
@@ -168,9 +149,7 @@ func (q *queued) send(ctx context.Context, r *Request) error {
 	return err
 }
 
-// Encode returns md's ExportMetricsServiceRequest compressed with
-// compression, as the queue holds it. An error when md does not encode or
-// compression is not Supported.
+// Encode returns md's ExportMetricsServiceRequest compressed, as the queue holds it.
 func Encode(md pmetric.Metrics, compression string) (*Request, error) {
 	body, err := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
 	if err != nil {

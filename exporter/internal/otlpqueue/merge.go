@@ -15,24 +15,12 @@ import (
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
 )
 
-// mergeMaxBytes bounds a merged request: 2 MB of protobuf before
-// compression, under half of the 4 MiB a gRPC server takes by default (the
-// collector's OTLP receiver included), well within an OTLP/HTTP receiver's
-// 20 MiB and Prometheus' 32 MiB. A larger batch goes alone.
+// mergeMaxBytes is under half of the 4 MiB a gRPC server takes by default.
 const mergeMaxBytes = 2_000_000
 
-// With merge_window, the batches that come within the window of the first
-// are one request: their protobuf encodings back to back (an
-// ExportMetricsServiceRequest is its repeated resource_metrics field, so
-// two encoded requests make one) in one compressed stream, each compressed
-// as it comes (stream.go), a fiftieth of the batches' pdata while it
-// waits. It goes to the queue with the context of the batch that filled
-// it, or none when the window ended it: the others' client metadata and
-// deadlines are not kept (the ernic receiver sets none).
+// Encoded ExportMetricsServiceRequests back to back are one (a repeated field).
 
-// openMerged starts a merged request, its first batch body long: the zstd
-// window and an uncompressed request's buffer are chosen by it and by the
-// request before.
+// openMerged starts a merged request sized by its first batch and the last request.
 func (q *queued) openMerged(body int) (*stream, error) {
 	s, err := openStream(q.s.Compression, zstdWindow(max(body, q.last)), max(q.lastRaw, body))
 	if err != nil {
@@ -41,9 +29,7 @@ func (q *queued) openMerged(body int) (*stream, error) {
 	return s, nil
 }
 
-// merge encodes md and adds it to the pending request, compressed as it
-// comes. A batch that would take the pending request past mergeMaxBytes
-// starts the next one.
+// merge adds md to the pending request, or starts the next past mergeMaxBytes.
 func (q *queued) merge(ctx context.Context, md pmetric.Metrics) error {
 	body, err := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
 	if err != nil {
@@ -54,8 +40,7 @@ func (q *queued) merge(ctx context.Context, md pmetric.Metrics) error {
 	open := func() (*stream, error) { return q.openMerged(len(body)) }
 	return q.window.Add(ctx, open, fits, func(s *stream) (bool, error) {
 		if err := s.write(body); err != nil {
-			// Not seen with in-memory buffers; the request cannot be
-			// finished: the batches in it are lost.
+			// The request cannot be finished: its batches are lost.
 			q.report.NotQueued(err, s.points+points, q.sender.Backlog())
 			s.abandon()
 			return false, consumererror.NewPermanent(fmt.Errorf("%s: compressing the batch (%s): %w", q.s.Name, q.s.Compression, err))
@@ -65,10 +50,7 @@ func (q *queued) merge(ctx context.Context, md pmetric.Metrics) error {
 	})
 }
 
-// full reports whether the pending request reached its bound:
-// mergeMaxBytes, or half of queue_size (in points, or in bytes counting
-// the request uncompressed), so that a merged request fits in the queue
-// unless one batch alone takes half of it.
+// full stops at mergeMaxBytes or half of queue_size, so the request fits in the queue.
 func (q *queued) full(s *stream) bool {
 	if s.raw >= mergeMaxBytes {
 		return true
@@ -87,9 +69,7 @@ func (q *queued) full(s *stream) bool {
 	}
 }
 
-// flushMerged ends the pending request and puts it in the queue. The
-// batches in it were accepted already, so a refusal is reported with its
-// point count: those points are lost.
+// flushMerged queues the request; a refusal loses batches already accepted.
 func (q *queued) flushMerged(ctx context.Context, s *stream) error {
 	q.last, q.lastRaw = s.largest, s.raw
 	points := s.points

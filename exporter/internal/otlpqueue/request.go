@@ -13,19 +13,15 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
 )
 
-// Request is one batch, or batches merged, as it sits in the sending
-// queue: the ExportMetricsServiceRequest it was encoded to, ready to send.
+// Request is an encoded, compressed ExportMetricsServiceRequest, ready to send.
 type Request struct {
-	// Body is the protobuf ExportMetricsServiceRequest, compressed with
-	// Compression (compress.go).
+	// Body is compressed with Compression.
 	Body []byte
-	// Compression is the compression's name (gzip, zstd, or a gRPC
-	// compressor's), "" for none.
+	// Compression is "" for none.
 	Compression string
-	// Points is the number of data points in Body.
+	// Points counts the data points.
 	Points int
-	// id is pushqueue.NewID's when the request was made; 0 when read
-	// from a version-1 or version-2 entry.
+	// id is 0 when read from a version-1 or version-2 entry.
 	id uint64
 }
 
@@ -37,12 +33,10 @@ var _ xexporterhelper.Request = (*Request)(nil)
 // ItemsCount is the number of data points in the request.
 func (r *Request) ItemsCount() int { return r.Points }
 
-// BytesSize is the size of the encoded request, compressed: what the queue
-// keeps and what is sent.
+// BytesSize is the compressed size: what the queue keeps and what is sent.
 func (r *Request) BytesSize() int { return len(r.Body) }
 
-// MergeSplit is called only by the queue's batcher, which the exporters'
-// Validate rules out: it returns the request as it is.
+// MergeSplit returns r as it is: the queue's batcher is not supported.
 func (r *Request) MergeSplit(_ context.Context, _ int, _ exporterhelper.RequestSizerType, r2 xexporterhelper.Request) ([]xexporterhelper.Request, error) {
 	if r2 != nil {
 		return nil, errors.New("requests are not merged by the queue (sending_queue::batch is not supported)")
@@ -50,11 +44,9 @@ func (r *Request) MergeSplit(_ context.Context, _ int, _ exporterhelper.RequestS
 	return []xexporterhelper.Request{r}, nil
 }
 
-// Encoding stores a Request in the persistent queue: a version byte (3),
-// the compression's name (unsigned varint length, then the name; empty for
-// none), the point count and the ID (unsigned varints), then the request
-// as it is. Version 2 has no ID; version 1, no compression field either
-// (its requests are uncompressed).
+// Encoding stores a Request as: version byte (3), compression name (uvarint
+// length, name), point count and ID (uvarints), body. Version 2 has no ID;
+// version 1 no compression name either (uncompressed).
 type Encoding struct{}
 
 const encodingVersion = 3
@@ -75,8 +67,7 @@ func (Encoding) Marshal(_ context.Context, req xexporterhelper.Request) ([]byte,
 }
 
 // Unmarshal reads back what Marshal stored, in this version or an earlier.
-// The body is not decoded: it is sent as it is, and a server that cannot
-// parse it refuses it (gRPC InvalidArgument, HTTP 400), dropping it.
+// The body is not decoded: a server that cannot parse it refuses it.
 func (Encoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Request, error) {
 	if len(b) == 0 || b[0] < 1 || b[0] > encodingVersion {
 		return nil, nil, fmt.Errorf("stored request of %d bytes: unknown version", len(b))

@@ -13,10 +13,7 @@ import (
 	grpcencoding "google.golang.org/grpc/encoding"
 )
 
-// stream is one request being written: each batch's encoding is
-// compressed as it comes, so no uncompressed copy of a merged request is
-// kept: that copy was as much again as the batches' own encodings
-// (docs/performance-memory.md).
+// stream compresses each batch as it comes: no uncompressed copy is kept.
 type stream struct {
 	name string        // the compression's name, "" for none
 	out  *bytes.Buffer // the request so far, compressed
@@ -26,16 +23,13 @@ type stream struct {
 	// window is zenc's window in bytes.
 	window int
 	raw    int // bytes written, uncompressed
-	// largest is the largest write: the largest batch's encoding.
+	// largest is the largest batch's encoding.
 	largest int
-	// points is the data points of the batches written.
+	// points counts the batches' data points.
 	points int
 }
 
-// openStream starts a request compressed with name ("" for none; see
-// Supported). For zstd, window is the encoder's window in bytes
-// (zstdWindow); sizeHint is the capacity of an uncompressed request's
-// buffer. An error when the compression is unknown.
+// openStream starts a request; sizeHint is an uncompressed request's buffer.
 func openStream(name string, window, sizeHint int) (*stream, error) {
 	s := &stream{name: name}
 	if name == "" {
@@ -77,7 +71,6 @@ func openStream(name string, window, sizeHint int) (*stream, error) {
 	return s, nil
 }
 
-// write adds p, the encoding of one batch, to the request.
 func (s *stream) write(p []byte) error {
 	s.raw += len(p)
 	s.largest = max(s.largest, len(p))
@@ -89,8 +82,7 @@ func (s *stream) write(p []byte) error {
 	return err
 }
 
-// close ends the request and returns it, compressed, in a slice of its
-// own. The stream is not used after.
+// close returns the request in a slice of its own; the stream is done.
 func (s *stream) close() ([]byte, error) {
 	if s.w == nil {
 		return s.out.Bytes(), nil // the buffer goes with the request
@@ -104,8 +96,7 @@ func (s *stream) close() ([]byte, error) {
 	return body, err
 }
 
-// abandon drops a request that cannot be finished (a write failed),
-// giving back its encoder and buffer. The stream is not used after.
+// abandon drops a request whose write failed; the stream is done.
 func (s *stream) abandon() {
 	if s.w != nil {
 		_ = s.w.Close()
@@ -113,7 +104,6 @@ func (s *stream) abandon() {
 	}
 }
 
-// release gives back the encoder and the buffer of a compressed stream.
 func (s *stream) release() {
 	switch {
 	case s.zenc != nil:
@@ -124,13 +114,8 @@ func (s *stream) release() {
 	compressBufs.Put(s.out)
 }
 
-// zstdWindow is the zstd window for a request whose largest batch encodes
-// to batch bytes: the power of two at or above twice that, from 64 KiB to
-// 512 KiB (configgrpc's window, the largest frames the queue has ever
-// stored). The instances of a host encode alike, and most of what zstd
-// finds is the previous batch: a window that holds it compresses a request
-// as well as 512 KiB does, with a smaller encoder; a window smaller than a
-// batch compresses markedly worse (docs/performance-memory.md).
+// zstdWindow holds twice the largest batch: zstd finds most of a batch in
+// the one before, so a larger window only costs memory (docs/performance-memory.md).
 func zstdWindow(batch int) int {
 	w := 64 << 10
 	for w < 2*batch && w < zstdMaxWindow {

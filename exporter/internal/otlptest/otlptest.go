@@ -1,10 +1,7 @@
 // Copyright The otelcol-ernic Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package otlptest holds what the tests of the OTLP exporters
-// (otlpdurableexporter, otlphttpdurableexporter) and of their shared
-// otlpqueue use alike: a batch of known points, its JSON for comparing what
-// a server received, and a wait.
+// Package otlptest holds test helpers the OTLP exporters and otlpqueue share.
 package otlptest // import "github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlptest"
 
 import (
@@ -22,8 +19,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 )
 
-// Batch is one gauge "ernic.test" (unit {packet}) with points data points
-// of value id, attribute qp 0..points-1, on a resource with ernic.id=id.
+// Batch is gauge ernic.test: points points of value id, qp 0..points-1, ernic.id=id.
 func Batch(id, points int) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	rm := md.ResourceMetrics().AppendEmpty()

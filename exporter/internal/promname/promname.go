@@ -1,11 +1,8 @@
 // Copyright The otelcol-ernic Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package promname translates OTel metric and attribute names into
-// Prometheus family and label names the way this distribution's exporters
-// publish them: otlptranslator's UnderscoreEscapingWithSuffixes (names
-// escaped to [a-zA-Z0-9_], unit and `_total` suffixes), the names
-// contrib's Prometheus exporters give with the same strategy.
+// Package promname translates OTel names into Prometheus names as contrib's
+// Prometheus exporters do (otlptranslator's UnderscoreEscapingWithSuffixes).
 package promname // import "github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
 
 import (
@@ -24,8 +21,7 @@ const (
 	Gauge   Type = "gauge"   // a gauge, or a cumulative sum that is not monotonic
 )
 
-// Namer translates names and remembers them: the same few metric and
-// attribute names come in every batch. It is safe for concurrent use.
+// Namer caches translations: every batch has the same few names. Safe for concurrent use.
 type Namer struct {
 	mu      sync.Mutex
 	metric  otlptranslator.MetricNamer
@@ -45,9 +41,7 @@ func New() *Namer {
 	}
 }
 
-// Family returns the family name and type of m, and its points. ok is false
-// for what has no number family: a delta sum, a histogram, a summary, and a
-// name that cannot be translated.
+// Family returns m's family name, type and points; false when m has no number family.
 func (n *Namer) Family(m pmetric.Metric) (name string, typ Type, points pmetric.NumberDataPointSlice, ok bool) {
 	key := otlptranslator.Metric{Name: m.Name(), Unit: m.Unit()}
 	switch m.Type() {
@@ -80,9 +74,7 @@ func (n *Namer) Family(m pmetric.Metric) (name string, typ Type, points pmetric.
 	return name, typ, points, name != ""
 }
 
-// Label returns the label name of an attribute key, or "" when the key
-// cannot be one. "__name__" is never returned: the family name is that
-// label.
+// Label returns an attribute key's label name, "" when it cannot be one (or is __name__).
 func (n *Namer) Label(key string) string {
 	n.mu.Lock()
 	defer n.mu.Unlock()

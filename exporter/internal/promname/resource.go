@@ -7,24 +7,15 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
-// ResourceToTelemetrySettings is the resource_to_telemetry_conversion
-// setting, named and shaped as contrib's Prometheus exporters have it.
+// ResourceToTelemetrySettings is contrib's resource_to_telemetry_conversion.
 type ResourceToTelemetrySettings struct {
-	// Enabled makes every attribute of a resource a label of each of its
-	// series: the receiver's ernic.id and role, which the metric contract
-	// has as the labels ernic_id and role, and whatever a processor adds
-	// (host.name from resourcedetection, for example).
+	// Enabled makes resource attributes labels (ernic_id and role in the metric contract).
 	Enabled bool `mapstructure:"enabled"`
 
-	// prevent unkeyed literal initialization
 	_ struct{}
 }
 
-// Identifying reports whether a resource attribute is one of those that
-// name a Prometheus target, service.name, service.namespace and
-// service.instance.id: they become the job and instance labels (the
-// remote-write exporter, Prometheus' own OTLP receiver) and are not
-// promoted as labels of their own, as Prometheus' OTLP translation does.
+// Identifying keys become job and instance, not labels of their own (Prometheus' OTLP translation).
 func Identifying(key string) bool {
 	switch key {
 	case "service.name", "service.namespace", "service.instance.id":
@@ -33,27 +24,17 @@ func Identifying(key string) bool {
 	return false
 }
 
-// Label is one label of a series: a translated name and the attribute's
-// value as text (pcommon.Value.AsString).
+// Label is one label of a series.
 type Label struct {
 	Name, Value string
 }
 
-// PointLabels resolves the labels of the points of one resource: the
-// resource's attributes when promoted (but the Identifying ones), then each point's own, except one
-// whose key the resource has (the resource's value wins, as contrib's
-// resource_to_telemetry_conversion copies resource attributes over point
-// attributes). An attribute whose key cannot be a label name is left out.
-// Attributes whose keys become the same label ("a.b", "a_b") make one label
-// with their values joined by ";", as contrib's exporters do: a label twice
-// would make a Prometheus server refuse the series. The resource's labels
-// are resolved once, and a point's without allocating unless names
-// collide. A PointLabels is used by one goroutine.
+// PointLabels resolves one resource's points' labels, for one goroutine. As in contrib,
+// a promoted resource attribute wins over a point's, and keys that make the
+// same label join their values with ";" (Prometheus refuses a label twice).
 type PointLabels struct {
 	n *Namer
-	// keys caches what each attribute key of a point becomes; lastKey
-	// and last are the previous lookup and its result, which almost every
-	// point repeats (one attribute, qp or counter): no hashing for those.
+	// lastKey skips hashing: almost every point repeats the key before.
 	keys    map[string]pointKey
 	lastKey string
 	last    pointKey
@@ -67,18 +48,12 @@ type PointLabels struct {
 	resChanged bool
 }
 
-// pointKey is what a point attribute's key becomes: its label name ("" when
-// the key cannot be one) and whether the resource has the key (when
-// promoted, the resource's value wins and the point's is left out).
 type pointKey struct {
 	name  string
 	inRes bool
 }
 
-// NewPointLabels returns the label resolver of the points of a resource
-// with the attributes res; promote is resource_to_telemetry_conversion,
-// skipEmpty leaves out attributes whose value is empty (remote write: an
-// empty label is no label).
+// NewPointLabels returns the resolver of res's points; skipEmpty: an empty label is no label.
 func (n *Namer) NewPointLabels(res pcommon.Map, promote, skipEmpty bool) *PointLabels {
 	p := &PointLabels{n: n, keys: map[string]pointKey{}, res: res, promote: promote, skipEmpty: skipEmpty}
 	if promote {
@@ -92,7 +67,6 @@ func (n *Namer) NewPointLabels(res pcommon.Map, promote, skipEmpty bool) *PointL
 	return p
 }
 
-// key returns what the point attribute key k becomes.
 func (p *PointLabels) key(k string) pointKey {
 	if k == p.lastKey && p.lastKey != "" {
 		return p.last
@@ -109,19 +83,13 @@ func (p *PointLabels) key(k string) pointKey {
 	return pk
 }
 
-// ResourceChanged reports whether the labels the last Of returned do not
-// begin with Resource() as it is: a point attribute joined its value to a
-// resource label.
+// ResourceChanged reports whether the last Of joined a value to a resource label.
 func (p *PointLabels) ResourceChanged() bool { return p.resChanged }
 
-// Resource returns the resource's labels, the first labels of every point
-// unless a point's attribute joined its value to one (Of); nil when the
-// resource is not promoted.
+// Resource returns the resource's labels (nil when not promoted).
 func (p *PointLabels) Resource() []Label { return p.resLabels }
 
-// Of returns the labels of a point with the attributes attrs, in the order
-// of the resource's and then the point's attributes. The slice is valid
-// until the next call.
+// Of returns a point's labels, valid until the next call.
 func (p *PointLabels) Of(attrs pcommon.Map) []Label {
 	p.out = append(p.out[:0], p.resLabels...)
 	p.resChanged = false
@@ -133,9 +101,7 @@ func (p *PointLabels) Of(attrs pcommon.Map) []Label {
 	return p.out
 }
 
-// add appends the label name=v to out, or joins its value to the label of
-// that name already in out; nothing for name "" (a key that cannot be a
-// label).
+// add appends name=v to out, or joins v to the label of that name.
 func (p *PointLabels) add(out []Label, name string, v pcommon.Value) []Label {
 	s := ValueString(v)
 	if s == "" && p.skipEmpty {

@@ -12,9 +12,7 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 )
 
-// ValidateQueue checks what a Window and a Sender need of merge_window and
-// sending_queue; prepared says how the exporter makes its queue items
-// ("batches are encoded before the queue"), for the batcher's error.
+// ValidateQueue checks merge_window and sending_queue; prepared explains the batcher's error.
 func ValidateQueue(mergeWindow time.Duration, q configoptional.Optional[exporterhelper.QueueBatchConfig], prepared string) []error {
 	var errs []error
 	if mergeWindow < 0 {

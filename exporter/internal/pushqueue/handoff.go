@@ -11,13 +11,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
-// preparedKey carries a prepared request through exporterhelper to the
-// exporter's converter.
 type preparedKey struct{}
 
-// Offer puts r, made before the queue (encoded, compressed, merged), in
-// inner's queue: exporterhelper takes pdata only, so r rides in the
-// context of an empty batch and the converter returns it (Prepared).
+// Offer puts r in inner's queue. exporterhelper takes pdata only, so r
+// rides in the context of an empty batch and the converter returns it.
 func Offer(ctx context.Context, inner exporter.Metrics, r xexporterhelper.Request) error {
 	return inner.ConsumeMetrics(context.WithValue(ctx, preparedKey{}, r), pmetric.NewMetrics())
 }

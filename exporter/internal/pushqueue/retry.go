@@ -9,8 +9,7 @@ import (
 	"time"
 )
 
-// retryAfterError is a failure the endpoint said to retry after a while
-// (Retry-After, gRPC's RetryInfo).
+// retryAfterError carries Retry-After or gRPC's RetryInfo.
 type retryAfterError struct {
 	err   error
 	after time.Duration
@@ -25,8 +24,7 @@ func NewRetryAfter(err error, after time.Duration) error {
 	return &retryAfterError{err: err, after: after}
 }
 
-// RetryAfter is how long err asks a retry to wait, 0 for no wish: any
-// error in its chain with a RetryAfter method says.
+// RetryAfter is how long err's chain asks a retry to wait (0: no wish).
 func RetryAfter(err error) time.Duration {
 	var ra interface{ RetryAfter() time.Duration }
 	if errors.As(err, &ra) {
@@ -35,13 +33,9 @@ func RetryAfter(err error) time.Duration {
 	return 0
 }
 
-// lastID is the last ID NewID handed out.
 var lastID atomic.Uint64
 
-// NewID returns an ID above every earlier one: the wall clock in
-// nanoseconds, or one more than the last ID. Stored with a request, it
-// tells this process's requests from an earlier one's (Sender.Finish) and
-// orders them.
+// NewID returns an ID above every earlier one, an earlier process's too (wall clock).
 func NewID() uint64 {
 	for {
 		last := lastID.Load()

@@ -24,54 +24,39 @@ import (
 // Request is a queue item the Sender handles.
 type Request interface {
 	xexporterhelper.Request
-	// ID is NewID's value when the request was made, stored with it; 0
-	// for one stored without it.
+	// ID is NewID's value at creation; 0 if stored without one.
 	ID() uint64
 }
 
 // SenderSettings are what an exporter's Sender is made of.
 type SenderSettings[R Request] struct {
-	// Name begins the sender's errors ("remote_write").
 	Name   string
 	Report *deliveryreport.Report
 	Retry  configretry.BackOffConfig
-	// Sizer and Capacity are the sending queue's (Capacity 0: no queue).
+	// Capacity 0: no queue.
 	Sizer    exporterhelper.RequestSizerType
 	Capacity int64
-	// Send makes one attempt at r and reports to Report what was
-	// delivered or rejected. nil: r is done; a permanent error: r was
-	// rejected (it is not retried, and exporterhelper counts it failed);
-	// any other error: retried, after RetryAfter(err) when that is longer
-	// than the backoff.
+	// Send makes one attempt; a permanent error rejects r, any other is retried.
 	Send func(context.Context, R) error
 	// Cause names a failure for the logs (deliveryreport.Cause if nil).
 	Cause func(error) string
 }
 
-// Sender is the producer and the sender side around exporterhelper's
-// queue: Enqueue makes room in a full queue during an outage by asking
-// the sender to drop its batch, the oldest; Deliver sends with retries.
-// exporterhelper's own retry is left to report a shutdown only (see
-// ShutdownRetry), because its queue can neither drop its head nor be asked
-// to, so it refuses the newest batch when full.
+// Sender retries, and drops the oldest batch for the newest when the
+// queue is full during an outage, which exporterhelper's queue cannot.
 type Sender[R Request] struct {
 	s SenderSettings[R]
-	// queued is the size (under Sizer) of the requests this process put
-	// in the queue and that are not finished yet; those of an earlier
-	// process (IDs up to firstID) are not in it.
+	// queued counts only this process's requests (IDs above firstID).
 	queued  atomic.Int64
 	firstID uint64
-	// failing: the last attempt failed, so requests wait in the queue;
-	// cleared by the next answer.
 	failing atomic.Bool
-	// drop carries a producer's request to drop the oldest request; the
-	// sender answers on the channel with the size it freed.
+	// drop: a producer asks, the waiting sender answers with the size freed.
 	drop     chan chan int64
 	stop     chan struct{}
 	stopOnce sync.Once
 }
 
-// NewSender returns a Sender; its queue is whatever Enqueue is given.
+// NewSender returns a Sender.
 func NewSender[R Request](s SenderSettings[R]) *Sender[R] {
 	if s.Cause == nil {
 		s.Cause = deliveryreport.Cause
@@ -79,10 +64,8 @@ func NewSender[R Request](s SenderSettings[R]) *Sender[R] {
 	return &Sender[R]{s: s, firstID: NewID(), drop: make(chan chan int64), stop: make(chan struct{})}
 }
 
-// ShutdownRetry is exporterhelper's retry setting for a queue a Sender
-// serves: Deliver returns a retryable error only when the exporter stops,
-// and exporterhelper's retry then reports a shutdown, so that a persistent
-// queue keeps the request for the next start.
+// ShutdownRetry is exporterhelper's retry for a Sender's queue: Deliver
+// fails retryably only at shutdown, so a persistent queue keeps the request.
 var ShutdownRetry = configretry.BackOffConfig{
 	Enabled: true, InitialInterval: 100 * time.Millisecond, Multiplier: 2,
 	MaxInterval: time.Second, RandomizationFactor: 0,
@@ -100,8 +83,7 @@ func (s *Sender[R]) Size(r R) int64 {
 	}
 }
 
-// TooLarge returns a permanent error when r, named what, is larger than
-// the whole queue: it would wait for room forever.
+// TooLarge rejects an r larger than the whole queue: it would wait forever.
 func (s *Sender[R]) TooLarge(r R, what string) error {
 	if size := s.Size(r); s.s.Capacity > 0 && size > s.s.Capacity {
 		return consumererror.NewPermanent(fmt.Errorf("%s: %s of %d (%s) is more than sending_queue::queue_size %d holds; raise it", s.s.Name, what, size, s.s.Sizer, s.s.Capacity))
@@ -109,9 +91,7 @@ func (s *Sender[R]) TooLarge(r R, what string) error {
 	return nil
 }
 
-// Enqueue puts r in inner's queue. When the queue is full while sending
-// fails, it asks the sender to drop the oldest request until r fits; when
-// sending works, it waits for room (block_on_overflow) or is refused.
+// Enqueue puts r in inner's queue, dropping the oldest for room while sending fails.
 func (s *Sender[R]) Enqueue(ctx context.Context, inner exporter.Metrics, r R) error {
 	size := s.Size(r)
 	if s.s.Capacity > 0 {
@@ -136,9 +116,7 @@ func (s *Sender[R]) Enqueue(ctx context.Context, inner exporter.Metrics, r R) er
 			}
 			return err
 		case now := <-tick.C:
-			// Still waiting after the accounted room was made: the
-			// queue also holds requests an earlier process left. Two
-			// seconds tell that wait from a slow write of the request.
+			// An earlier process's requests fill the queue (not a slow write).
 			if s.s.Capacity > 0 && s.failing.Load() && now.Sub(offered) > 2*time.Second {
 				s.dropOldest(100 * time.Millisecond)
 			}
@@ -148,9 +126,7 @@ func (s *Sender[R]) Enqueue(ctx context.Context, inner exporter.Metrics, r R) er
 	}
 }
 
-// dropOldest asks a sender waiting to retry to drop its request, and
-// returns the size it freed; false when no sender came to a wait within d
-// (it is sending, or has nothing to send).
+// dropOldest asks a sender waiting to retry to drop its request.
 func (s *Sender[R]) dropOldest(d time.Duration) (int64, bool) {
 	ack := make(chan int64, 1)
 	t := time.NewTimer(d)
@@ -165,9 +141,7 @@ func (s *Sender[R]) dropOldest(d time.Duration) (int64, bool) {
 	}
 }
 
-// Deliver sends r until it is done or rejected, retrying with backoff
-// until it goes through, max_elapsed_time passes, a producer needs the
-// room, or the exporter stops (the only retryable error returned).
+// Deliver sends r with retries; only a stopping exporter gets a retryable error.
 func (s *Sender[R]) Deliver(ctx context.Context, r R) error {
 	var bo *backoff.ExponentialBackOff
 	var first time.Time
@@ -219,9 +193,7 @@ func (s *Sender[R]) Deliver(ctx context.Context, r R) error {
 
 var errDropped = errors.New("dropped to make room")
 
-// wait sleeps before a retry. It returns nil to retry, errDropped when a
-// producer took r's room (r is finished), or the error that stops the
-// retries (shutdown, cancelled context).
+// wait returns nil to retry, errDropped, or why retries stop.
 func (s *Sender[R]) wait(ctx context.Context, r R, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -250,8 +222,7 @@ func (s *Sender[R]) Finish(r R) {
 // Stopping is closed once Stop was called.
 func (s *Sender[R]) Stopping() <-chan struct{} { return s.stop }
 
-// Stop ends retries and waits for room: a request being retried goes
-// back to a persistent queue. Call it before stopping the queue.
+// Stop ends retries and waits for room; call it before stopping the queue.
 func (s *Sender[R]) Stop() { s.stopOnce.Do(func() { close(s.stop) }) }
 
 // Backlog is what this process has queued and not finished, for the logs.

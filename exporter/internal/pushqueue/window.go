@@ -9,20 +9,13 @@ import (
 	"time"
 )
 
-// Window joins the batches that come within d of the first into one
-// pending value P, which goes to flush when d has passed, when a batch
-// fills it, or at Flush.
-//
-// Why: the ernic receiver hands on a batch per instance. One queue item a
-// scrape, rather than one per instance, is fewer writes of the persistent
-// queue and fewer, larger requests, without a batch processor holding the
-// scrape as pdata until its timeout (docs/performance-memory.md).
+// Window joins the batches that come within d of the first into one queue
+// item (merge_window): one write a scrape rather than one per instance.
 type Window[P any] struct {
 	d     time.Duration
 	flush func(context.Context, P) error
 
-	// mu guards the fields below. It is held while a batch is added and
-	// while a value is flushed, so that values enter the queue in order.
+	// mu is held across add and flush so that values enter the queue in order.
 	mu      sync.Mutex
 	pending P
 	has     bool
@@ -30,20 +23,13 @@ type Window[P any] struct {
 	gen     uint64 // values opened, so that a flushed one's timer does nothing
 }
 
-// NewWindow returns a window of d. flush puts a value in the queue and
-// reports what the queue refused (it is called with no caller to return
-// its error to when the window ends).
+// NewWindow returns a window of d; flush reports its own errors (a timer calls it).
 func NewWindow[P any](d time.Duration, flush func(context.Context, P) error) *Window[P] {
 	return &Window[P]{d: d, flush: flush}
 }
 
-// Add adds a batch to the pending value: when fits (if not nil) says the
-// batch does not fit in it, that value is flushed first; a value is opened
-// (open, given the batch) and its window started when there is none; add
-// writes the batch and
-// reports whether the value is full, which flushes it. An error from add
-// abandons the value (add has given up on the batches in it). The error
-// returned is add's, open's, or flush's.
+// Add adds a batch, flushing before when it does not fit and after when the
+// value is full. An error from add abandons the value.
 func (w *Window[P]) Add(ctx context.Context, open func() (P, error), fits func(P) bool, add func(P) (full bool, err error)) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -91,8 +77,7 @@ func (w *Window[P]) flushLocked(ctx context.Context) error {
 	return w.flush(ctx, p)
 }
 
-// expire is the timer of value gen; nothing is done when that value was
-// flushed already. flush has reported a refusal: there is no caller.
+// expire flushes value gen unless it was flushed already.
 func (w *Window[P]) expire(gen uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -101,8 +86,7 @@ func (w *Window[P]) expire(gen uint64) {
 	}
 }
 
-// Pending calls fn on the pending value, the window's lock held, and
-// reports whether there was one.
+// Pending calls fn on the pending value, if any, under the lock.
 func (w *Window[P]) Pending(fn func(P)) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -1,9 +1,8 @@
 // Copyright The otelcol-ernic Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package storagetest is a storage extension for the exporters' tests whose
-// data outlives the exporters that use it: a restart of the collector is a
-// new exporter on the same MemStorage.
+// Package storagetest is a storage extension for tests whose data outlives
+// its exporters: a restart is a new exporter on the same MemStorage.
 package storagetest // import "github.com/rocm-ernic/otelcol-ernic/exporter/internal/storagetest"
 
 import (
@@ -16,8 +15,7 @@ import (
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 )
 
-// MemStorage is a storage extension keeping every client's keys in one map
-// in memory.
+// MemStorage keeps every client's keys in one map in memory.
 type MemStorage struct {
 	component.StartFunc
 	component.ShutdownFunc
