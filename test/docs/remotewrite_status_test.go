@@ -44,7 +44,6 @@ func TestRemoteWriteStatusesAsDocumented(t *testing.T) {
 
 	// The other statements of the same rules.
 	for file, re := range map[string]string{
-		"../../exporter/remotewriteexporter/doc.go": `rejected \(any (\d)xx but (\d{3});`,
 		"../../config/prometheus-remote-write.yaml": `rejected \(any (\d)xx but (\d{3}),`,
 		"../../docs/operations.md":                  `every (\d)xx answer but (\d{3}) drops`,
 	} {
