@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -182,16 +181,7 @@ func (c *Chaos) addInstance(kind string, qps int, format string) {
 	for _, in := range s.insts {
 		id = max(id, in.ID+1)
 	}
-	in := &inst{
-		Instance: Instance{
-			ID:     id,
-			Role:   "worker",
-			MAC:    fmt.Sprintf("02:aa:00:00:00:%02x", id&0xff),
-			Socket: filepath.Join(s.o.RunDir, fmt.Sprintf("%d.sock", id)),
-		},
-		backend: "tcp:worker:127.0.0.1:6320",
-		conn:    connNotSet,
-	}
+	in := s.newWorker(id)
 	in.VM = s.newVM(id, float64(time.Now().UnixMicro())/1e6)
 	s.spawn(in)
 	in.eng = newEngine(s.o.Seed, id, 0, qps, s.secs)

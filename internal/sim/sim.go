@@ -160,16 +160,7 @@ func (s *Sim) Start(ctx context.Context) error {
 	}
 	now := float64(time.Now().UnixMicro()) / 1e6
 	for id := 1; id <= s.o.Instances; id++ {
-		in := &inst{
-			Instance: Instance{
-				ID:     id,
-				Role:   "worker",
-				MAC:    fmt.Sprintf("02:aa:00:00:00:%02x", id&0xff),
-				Socket: filepath.Join(s.o.RunDir, fmt.Sprintf("%d.sock", id)),
-			},
-			backend: "tcp:worker:127.0.0.1:6320",
-			conn:    connNotSet,
-		}
+		in := s.newWorker(id)
 		if id == 1 {
 			in.Role = "manager"
 			in.backend = "tcp:manager:listen:6320"
@@ -196,6 +187,20 @@ func (s *Sim) Start(ctx context.Context) error {
 	s.started = true
 	go s.loop(ctx)
 	return nil
+}
+
+// newWorker returns worker id, not yet started, as the launcher lists it.
+func (s *Sim) newWorker(id int) *inst {
+	return &inst{
+		Instance: Instance{
+			ID:     id,
+			Role:   "worker",
+			MAC:    fmt.Sprintf("02:aa:00:00:00:%02x", id&0xff),
+			Socket: filepath.Join(s.o.RunDir, fmt.Sprintf("%d.sock", id)),
+		},
+		backend: "tcp:worker:127.0.0.1:6320",
+		conn:    connNotSet,
+	}
 }
 
 // newVM returns the attached VM of worker id: vm_name "train-a", "train-b",

@@ -100,18 +100,7 @@ func TestRemoteWriteCounterReset(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw := rawOf(t, m, "instance 2's write count")
-	drop := -1
-	for i := 1; i < len(raw); i++ {
-		if raw[i].Value < raw[i-1].Value {
-			if drop >= 0 {
-				t.Fatalf("instance 2's raw samples drop more than once: %v", raw)
-			}
-			drop = i
-		}
-	}
-	if drop < 0 {
-		t.Fatalf("instance 2's raw samples never drop: %v", raw)
-	}
+	drop := dropIndex(t, raw)
 	first, pre, post, lastV := float64(raw[0].Value), float64(raw[drop-1].Value), float64(raw[drop].Value), float64(raw[len(raw)-1].Value)
 	// Every sample is a Write count the simulator had written, in that
 	// process, by the sample's scrape (allowing for a scrape that read the

@@ -43,12 +43,19 @@ func PrometheusBinary(t testing.TB) string {
 // `make test` do, once). It fails the test without one.
 func Prometheus3Binary(t testing.TB) string {
 	t.Helper()
-	if p := os.Getenv("PROMETHEUS3_BIN"); p != "" {
+	return madeBinary(t, "PROMETHEUS3_BIN", "prometheus3", "Prometheus 3")
+}
+
+// madeBinary returns $env, else bin/name, which `make name` builds; it
+// fails the test, saying so, without either.
+func madeBinary(t testing.TB, env, name, what string) string {
+	t.Helper()
+	if p := os.Getenv(env); p != "" {
 		return p
 	}
-	p := filepath.Join(RepoRoot(t), "bin", "prometheus3")
+	p := filepath.Join(RepoRoot(t), "bin", name)
 	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("this test needs Prometheus 3: run `make prometheus3` (it builds bin/prometheus3) or set PROMETHEUS3_BIN: %v", err)
+		t.Fatalf("this test needs %s: run `make %s` (it builds bin/%s) or set %s: %v", what, name, name, env, err)
 	}
 	return p
 }

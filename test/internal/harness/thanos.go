@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -18,14 +16,7 @@ import (
 // module proxy (`make e2e-test` does, once). It fails the test without one.
 func ThanosBinary(t testing.TB) string {
 	t.Helper()
-	if p := os.Getenv("THANOS_BIN"); p != "" {
-		return p
-	}
-	p := filepath.Join(RepoRoot(t), "bin", "thanos")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("this test needs Thanos: run `make thanos` (it builds bin/thanos) or set THANOS_BIN: %v", err)
-	}
-	return p
+	return madeBinary(t, "THANOS_BIN", "thanos", "Thanos")
 }
 
 // QueryAPIAt is the Prometheus HTTP query API that another program of the
