@@ -6,12 +6,9 @@ package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/expor
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/configoptional"
-	"go.opentelemetry.io/collector/config/configretry"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter"
@@ -26,32 +23,30 @@ import (
 
 // remoteWrite translates batches into the queue and sends them from it in order.
 type remoteWrite struct {
-	cfg       *Config
-	set       exporter.Settings
-	tr        *translator
-	inner     exporter.Metrics
-	client    *http.Client
-	userAgent string
-	report    *deliveryreport.Report
+	cfg    *Config
+	set    exporter.Settings
+	tr     *translator
+	inner  exporter.Metrics
+	writer *writer
+	report *deliveryreport.Report
 
 	// capacity 0: no queue.
 	sizer    exporterhelper.RequestSizerType
 	capacity int64
 	sender   *pushqueue.Sender[*request]
-	// window is nil without merge_window.
-	window *pushqueue.Window[*batchState]
+	// merger is nil without merge_window.
+	merger *merger
 
 	moved *movedBatches
 }
 
 func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (*remoteWrite, error) {
 	e := &remoteWrite{
-		cfg:       cfg,
-		set:       set,
-		tr:        newTranslator(cfg),
-		userAgent: fmt.Sprintf("%s/%s", set.BuildInfo.Command, set.BuildInfo.Version),
-		report:    deliveryreport.New(set.Logger, "Remote write", cfg.Endpoint),
-		moved:     &movedBatches{},
+		cfg:    cfg,
+		set:    set,
+		tr:     newTranslator(cfg),
+		report: deliveryreport.New(set.Logger, "Remote write", cfg.Endpoint),
+		moved:  &movedBatches{},
 	}
 	if cfg.QueueConfig.HasValue() {
 		q := cfg.QueueConfig.Get()
@@ -59,10 +54,16 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (*remo
 	}
 	e.sender = pushqueue.NewSender(pushqueue.SenderSettings[*request]{
 		Name: "remote_write", Report: e.report, Retry: cfg.BackOffConfig,
-		Sizer: e.sizer, Capacity: e.capacity, Send: e.sendFrom, Cause: sendCause,
+		Sizer: e.sizer, Capacity: e.capacity, Send: func(ctx context.Context, r *request) error { return e.writer.send(ctx, r) }, Cause: sendCause,
 	})
+	e.writer = &writer{
+		endpoint: cfg.Endpoint, retryOnAuth: cfg.RetryOnAuthErrors,
+		userAgent: fmt.Sprintf("%s/%s", set.BuildInfo.Command, set.BuildInfo.Version),
+		logger:    set.Logger, report: e.report, backlog: e.sender.Backlog, stopping: e.sender.Stopping(), proto: &e.tr.proto,
+	}
 	if cfg.MergeWindow > 0 {
-		e.window = pushqueue.NewWindow(cfg.MergeWindow, e.flushMerged)
+		e.merger = &merger{tr: e.tr, sender: e.sender, report: e.report, sizer: e.sizer, capacity: e.capacity, enqueue: e.enqueue}
+		e.merger.window = pushqueue.NewWindow(cfg.MergeWindow, e.merger.flush)
 	}
 	inner, err := e.newQueue(ctx, cfg.QueueConfig)
 	if err != nil {
@@ -80,11 +81,7 @@ func (e *remoteWrite) newQueue(ctx context.Context, q configoptional.Optional[ex
 		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
 		// The client's timeout bounds each attempt; the Sender retries.
 		exporterhelper.WithTimeout(exporterhelper.TimeoutConfig{}),
-		// As pushqueue.ShutdownRetry: a persistent queue keeps the batch at shutdown.
-		exporterhelper.WithRetry(configretry.BackOffConfig{
-			Enabled: true, InitialInterval: 100 * time.Millisecond, Multiplier: 2,
-			MaxInterval: time.Second, RandomizationFactor: 0,
-		}),
+		exporterhelper.WithRetry(pushqueue.ShutdownRetry),
 		xexporterhelper.WithQueueBatch(q, xexporterhelper.QueueBatchSettings{Encoding: encoding{moved: e.moved}}),
 	)
 }
@@ -96,7 +93,7 @@ func (e *remoteWrite) Start(ctx context.Context, host component.Host) error {
 	if err != nil {
 		return err
 	}
-	e.client = client
+	e.writer.client = client
 	err = e.inner.Start(ctx, host)
 	if err == nil || !e.cfg.QueueConfig.HasValue() || e.cfg.QueueConfig.Get().StorageID == nil {
 		return err
@@ -116,8 +113,8 @@ func (e *remoteWrite) Start(ctx context.Context, host component.Host) error {
 
 // Shutdown queues what merge_window holds and ends retries before stopping the queue.
 func (e *remoteWrite) Shutdown(ctx context.Context) error {
-	if e.window != nil {
-		_ = e.window.Flush(ctx) // a refusal is reported as lost
+	if e.merger != nil {
+		_ = e.merger.window.Flush(ctx) // a refusal is reported as lost
 	}
 	e.sender.Stop()
 	return e.inner.Shutdown(ctx)
@@ -139,17 +136,22 @@ func (e *remoteWrite) convert(ctx context.Context, md pmetric.Metrics) (xexporte
 
 // ConsumeMetrics translates md into the queue or the item being merged.
 func (e *remoteWrite) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
-	if e.window != nil {
-		return e.merge(ctx, md)
+	if e.merger != nil {
+		return e.merger.merge(ctx, md)
 	}
 	req, err := e.tr.translate(md)
-	e.reportUntranslated(err)
+	reportUntranslated(e.report, err)
 	if len(req.payloads) == 0 {
 		return nil
 	}
 	if err := e.sender.TooLarge(req, "a batch"); err != nil {
 		return err
 	}
+	return e.enqueue(ctx, req)
+}
+
+// enqueue puts req in the current queue.
+func (e *remoteWrite) enqueue(ctx context.Context, req *request) error {
 	return e.sender.Enqueue(ctx, e.inner, req)
 }
 
@@ -170,8 +172,6 @@ func (e *remoteWrite) push(ctx context.Context, r xexporterhelper.Request) error
 	}
 	return e.sender.Deliver(ctx, req)
 }
-
-func (e *remoteWrite) backlog() deliveryreport.Backlog { return e.sender.Backlog() }
 
 // sendCause is post's cause of a failure, for the logs.
 func sendCause(err error) string {

@@ -120,7 +120,7 @@ func TestV2MergeSpillKeepsProtocol(t *testing.T) {
 	cfg.QueueConfig.Get().QueueSize = 10
 	e, _ := start(t, cfg)
 	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(1, 60)))
-	err := e.window.Flush(context.Background())
+	err := e.merger.window.Flush(context.Background())
 	require.NoError(t, err)
 	waitFor(t, "12 requests", func() bool { return rec.count() == 12 && e.sender.Queued() == 0 })
 	series := 0

@@ -9,14 +9,30 @@ import (
 
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/deliveryreport"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
 )
 
 // mergeMaxBytes makes a large host's scrape a few items, not one held twice
 // in memory (merged, and read back to send).
 const mergeMaxBytes = 4 << 20
 
-// openMerged starts a merged item.
-func (e *remoteWrite) openMerged() (*batchState, error) {
+// merger writes the batches that come within merge_window into the
+// requests of one queue item, translated as they come.
+type merger struct {
+	tr       *translator
+	sender   *pushqueue.Sender[*request]
+	report   *deliveryreport.Report
+	sizer    exporterhelper.RequestSizerType
+	capacity int64 // 0: no queue
+	window   *pushqueue.Window[*batchState]
+	// enqueue puts an item in the exporter's queue (which Start may replace).
+	enqueue func(context.Context, *request) error
+}
+
+// open starts a merged item.
+func (e *merger) open() (*batchState, error) {
 	st := e.tr.begin()
 	st.capItems, st.capBytes = e.itemBound()
 	return st, nil
@@ -25,9 +41,9 @@ func (e *remoteWrite) openMerged() (*batchState, error) {
 // merge translates md into the pending item. A large batch spills into
 // items of its own, so that it never takes the batches before it down; a
 // refusal is returned only when the item holds md alone, else logged.
-func (e *remoteWrite) merge(ctx context.Context, md pmetric.Metrics) error {
+func (e *merger) merge(ctx context.Context, md pmetric.Metrics) error {
 	spilled := false
-	err := e.window.Add(ctx, e.openMerged, nil, func(st *batchState) (bool, error) {
+	err := e.window.Add(ctx, e.open, nil, func(st *batchState) (bool, error) {
 		if st.capItems > 0 || st.capBytes > 0 {
 			st.spill = func(st *batchState) {
 				spilled = true
@@ -36,7 +52,7 @@ func (e *remoteWrite) merge(ctx context.Context, md pmetric.Metrics) error {
 		}
 		skipped := e.tr.add(st, md)
 		st.spill = nil
-		e.reportUntranslated(skipped.err())
+		reportUntranslated(e.report, skipped.err())
 		return e.full(st), nil
 	})
 	if spilled {
@@ -47,7 +63,7 @@ func (e *remoteWrite) merge(ctx context.Context, md pmetric.Metrics) error {
 
 // itemBound is half the queue (0, 0: none): an item as large as the queue
 // would wait for it to empty.
-func (e *remoteWrite) itemBound() (items, bytes int) {
+func (e *merger) itemBound() (items, bytes int) {
 	if e.capacity <= 0 {
 		return 0, 0
 	}
@@ -63,7 +79,7 @@ func (e *remoteWrite) itemBound() (items, bytes int) {
 }
 
 // spillLocked queues st's requests as one item mid-batch; the window's lock is held.
-func (e *remoteWrite) spillLocked(ctx context.Context, st *batchState) {
+func (e *merger) spillLocked(ctx context.Context, st *batchState) {
 	st.flush()
 	if len(st.payloads) == 0 {
 		return
@@ -72,12 +88,12 @@ func (e *remoteWrite) spillLocked(ctx context.Context, st *batchState) {
 	req.proto = st.proto
 	st.payloads, st.samples, st.bytes, st.itemsDone = nil, nil, 0, 0
 	if err := e.enqueueMerged(ctx, req); err != nil {
-		e.report.NotQueued(err, req.ItemsCount(), e.backlog())
+		e.report.NotQueued(err, req.ItemsCount(), e.sender.Backlog())
 	}
 }
 
 // full reports whether the pending requests reached mergeMaxBytes or half the queue.
-func (e *remoteWrite) full(st *batchState) bool {
+func (e *merger) full(st *batchState) bool {
 	if st.bytes >= mergeMaxBytes {
 		return true
 	}
@@ -95,22 +111,22 @@ func (e *remoteWrite) full(st *batchState) bool {
 }
 
 // flushMerged queues the pending item; a refusal is logged and returned.
-func (e *remoteWrite) flushMerged(ctx context.Context, st *batchState) error {
+func (e *merger) flush(ctx context.Context, st *batchState) error {
 	req := e.tr.end(st)
 	if len(req.payloads) == 0 {
 		return nil
 	}
 	err := e.enqueueMerged(ctx, req)
 	if err != nil {
-		e.report.NotQueued(err, req.ItemsCount(), e.backlog())
+		e.report.NotQueued(err, req.ItemsCount(), e.sender.Backlog())
 	}
 	return err
 }
 
 // enqueueMerged queues a merged item, refusing one larger than the queue.
-func (e *remoteWrite) enqueueMerged(ctx context.Context, req *request) error {
+func (e *merger) enqueueMerged(ctx context.Context, req *request) error {
 	if err := e.sender.TooLarge(req, "an item of merged batches"); err != nil {
 		return err
 	}
-	return e.sender.Enqueue(ctx, e.inner, req)
+	return e.enqueue(ctx, req)
 }

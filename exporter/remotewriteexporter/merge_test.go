@@ -153,8 +153,8 @@ func TestMergeBounds(t *testing.T) {
 		{"requests", exporterhelper.RequestSizerTypeRequests, 2, st(1000, 1000, 1000, 1000), false},
 		{"no queue", exporterhelper.RequestSizerTypeBytes, 0, st(1000, 1000, 10, 10), false},
 	} {
-		e := &remoteWrite{sizer: tc.sizer, capacity: tc.capacity}
-		assert.Equal(t, tc.want, e.full(tc.pending), tc.name)
+		m := &merger{sizer: tc.sizer, capacity: tc.capacity}
+		assert.Equal(t, tc.want, m.full(tc.pending), tc.name)
 	}
 }
 
@@ -249,7 +249,7 @@ func TestMergeSplitsABatchOverTheQueue(t *testing.T) {
 			e, logs := start(t, cfg) // shut down at the test's end
 			require.NoError(t, e.ConsumeMetrics(context.Background(), batch(0, 1)))
 			require.NoError(t, e.ConsumeMetrics(context.Background(), batch(1, 60)))
-			err := e.window.Flush(context.Background())
+			err := e.merger.window.Flush(context.Background())
 			require.NoError(t, err)
 			want := []string{"0"}
 			for range 60 {
@@ -283,7 +283,7 @@ func TestMergeSeriesLargerThanTheQueueIsLostAlone(t *testing.T) {
 	big.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(0).Gauge().DataPoints().At(1).
 		Attributes().PutStr("blob", incompressible(300))
 	require.NoError(t, e.ConsumeMetrics(context.Background(), big))
-	err := e.window.Flush(context.Background())
+	err := e.merger.window.Flush(context.Background())
 	require.NoError(t, err)
 	waitFor(t, "3 series", func() bool { return len(ep.batches()) == 3 })
 	assert.Equal(t, []string{"0", "1", "1"}, ep.batches())

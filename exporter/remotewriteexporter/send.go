@@ -13,7 +13,12 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/deliveryreport"
 )
 
 // sendError is why one remote-write request did not go through.
@@ -37,17 +42,33 @@ func (e *sendError) Unwrap() error { return e.err }
 // RetryAfter is the endpoint's Retry-After, for pushqueue's Sender.
 func (e *sendError) RetryAfter() time.Duration { return e.retryAfter }
 
-// sendFrom sends req's payloads from req.next on, skipping rejected ones,
-// and returns the first failure to retry.
-func (e *remoteWrite) sendFrom(ctx context.Context, req *request) error {
+// writer is the remote-write client: it posts a batch's requests in order,
+// by the specification's rules, and falls back to 1.0 when a 2.0 request
+// is not understood.
+type writer struct {
+	endpoint    string
+	retryOnAuth bool
+	userAgent   string
+	client      *http.Client // set at Start
+	logger      *zap.Logger
+	report      *deliveryreport.Report
+	backlog     func() deliveryreport.Backlog
+	stopping    <-chan struct{}
+	// proto is what the translator writes new requests in (translator.proto).
+	proto *atomic.Uint32
+}
+
+// send sends req's payloads from req.next on, skipping rejected ones, and
+// returns the first failure to retry.
+func (e *writer) send(ctx context.Context, req *request) error {
 	for ; req.next < len(req.payloads); req.next++ {
 		select {
-		case <-e.sender.Stopping():
+		case <-e.stopping:
 			// Draining an in-memory queue must not take a timeout per batch.
 			return errors.New("remote_write: stopping")
 		default:
 		}
-		if req.proto == protocolV2 && e.tr.proto.Load() == uint32(protocolV1) {
+		if req.proto == protocolV2 && e.proto.Load() == uint32(protocolV1) {
 			e.toV1(req)
 		}
 		err := e.post(ctx, req.payloads[req.next], req.proto, req.samples[req.next])
@@ -72,8 +93,8 @@ func (e *remoteWrite) sendFrom(ctx context.Context, req *request) error {
 const maxRetryAfter = 5 * time.Minute
 
 // post sends one compressed request of n samples; a *sendError unless 2xx.
-func (e *remoteWrite) post(ctx context.Context, payload []byte, proto protocol, n int) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.cfg.Endpoint, bytes.NewReader(payload))
+func (e *writer) post(ctx context.Context, payload []byte, proto protocol, n int) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.endpoint, bytes.NewReader(payload))
 	if err != nil {
 		return &sendError{cause: "request", rejected: true, err: err}
 	}
@@ -100,7 +121,7 @@ func (e *remoteWrite) post(ctx context.Context, payload []byte, proto protocol, 
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	_, _ = io.Copy(io.Discard, resp.Body)
-	err = fmt.Errorf("%s answered %s: %s", e.cfg.Endpoint, resp.Status, strings.TrimSpace(string(body)))
+	err = fmt.Errorf("%s answered %s: %s", e.endpoint, resp.Status, strings.TrimSpace(string(body)))
 	code := resp.StatusCode
 	se := &sendError{cause: fmt.Sprintf("http %d", code), status: code, err: err}
 	if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
@@ -113,7 +134,7 @@ func (e *remoteWrite) post(ctx context.Context, payload []byte, proto protocol, 
 		return se
 	}
 	if code/100 == 4 && code != http.StatusTooManyRequests &&
-		(!e.cfg.RetryOnAuthErrors || (code != http.StatusUnauthorized && code != http.StatusForbidden)) {
+		(!e.retryOnAuth || (code != http.StatusUnauthorized && code != http.StatusForbidden)) {
 		se.cause, se.rejected = "rejected: "+se.cause, true
 	}
 	return se

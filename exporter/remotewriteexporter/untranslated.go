@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/deliveryreport"
 )
 
 // untranslated counts the points left out, by why; an array, so that
@@ -94,8 +96,9 @@ func (e *untranslatedError) Error() string {
 	return fmt.Sprintf("%d points not sent (%s): remote_write takes gauges and cumulative sums only", e.counts.total(), strings.Join(parts, ", "))
 }
 
-func (e *remoteWrite) reportUntranslated(err error) {
+// reportUntranslated counts the points the translator left out, if any.
+func reportUntranslated(r *deliveryreport.Report, err error) {
 	if ue, ok := err.(*untranslatedError); ok { //nolint:errorlint // the translator returns it unwrapped
-		e.report.Untranslated(err, ue.counts.total())
+		r.Untranslated(err, ue.counts.total())
 	}
 }
