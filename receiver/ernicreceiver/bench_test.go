@@ -210,7 +210,7 @@ func BenchmarkUnchanged(b *testing.B) {
 			_, err := s.scrape(context.Background())
 			require.NoError(b, err)
 			round := func() {
-				errs := &scrapeErrors{s: s, now: s.now()}
+				errs := newScrapeErrors(s.faults, s.now())
 				m, ok := s.readManifest(context.Background(), errs)
 				if !ok {
 					b.Fatal(errs.errs)
