@@ -31,9 +31,9 @@ type liveness struct {
 }
 
 // observe records what /proc says of the process at pid, before the
-// instance's state moves to it (instanceState.track): whether it replaced
-// the process the receiver saw at the same pid (ownerPID, started at
-// ownerStart: the instance's process until now).
+// instance moves to it: whether it replaced the process the receiver saw
+// at the same pid (ownerPID, started at ownerStart: the instance's
+// process until now).
 func (l *liveness) observe(ownerPID int, ownerStart time.Time, pid int, p procs.Process) {
 	switch {
 	case ownerPID != pid:

@@ -14,6 +14,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver"
 	"go.uber.org/zap"
 
 	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/metadata"
@@ -54,6 +55,30 @@ var qpCounters = []struct {
 	{rundir.QPCQEsPosted, metadata.MetricsInfo.ErnicQpCqesPosted.Name, (*metadata.MetricsBuilder).RecordErnicQpCqesPostedDataPoint},
 	{rundir.QPDoorbellSend, metadata.MetricsInfo.ErnicQpDoorbellSend.Name, (*metadata.MetricsBuilder).RecordErnicQpDoorbellSendDataPoint},
 	{rundir.QPDoorbellRecv, metadata.MetricsInfo.ErnicQpDoorbellRecv.Name, (*metadata.MetricsBuilder).RecordErnicQpDoorbellRecvDataPoint},
+}
+
+// bulkShapes returns an empty copy (name, description, unit, type,
+// temporality, monotonicity) of every bulk metric, keyed by name, as the
+// generated builder makes it: it records one point of each and keeps the
+// metric without the point.
+func bulkShapes(set receiver.Settings) map[string]pmetric.Metric {
+	cfg := metadata.NewDefaultMetricsBuilderConfig()
+	cfg.Metrics.ErnicQpWqesByOpcode.Enabled = true
+	cfg.Metrics.ErnicLifCounter.Enabled = true
+	for _, c := range qpCounters {
+		*enabledFlag(&cfg.Metrics, c.name) = true
+	}
+	mb := metadata.NewMetricsBuilder(cfg, set)
+	for _, c := range qpCounters {
+		c.record(mb, 0, 0, "")
+	}
+	mb.RecordErnicLifCounterDataPoint(0, 0, "")
+	mb.RecordErnicQpWqesByOpcodeDataPoint(0, 0, "", "")
+	shapes := map[string]pmetric.Metric{}
+	forEachMetric(mb.Emit(), func(m pmetric.Metric) {
+		shapes[m.Name()] = metricShape(m)
+	})
+	return shapes
 }
 
 // statsRecorder records the metrics of an instance's stats file: the
