@@ -6,6 +6,7 @@ package ernicreceiver
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
@@ -26,7 +28,7 @@ import (
 var benchSizes = []struct{ instances, qps int }{{1, 16}, {16, 64}, {64, 256}, {64, 1024}}
 
 // writeBenchRunDir writes a run directory of instances × qps owned by this
-// process, in the server's format (statsfile_test.go): every QP with two opcode
+// process, in the server's format (helpers_test.go): every QP with two opcode
 // lines and an `(other opcodes)` line, every instance with the 74 LIF
 // counters.
 func writeBenchRunDir(tb testing.TB, instances, qps int) string {
@@ -210,7 +212,7 @@ func BenchmarkUnchanged(b *testing.B) {
 			_, err := s.scrape(context.Background())
 			require.NoError(b, err)
 			round := func() {
-				errs := &scrapeErrors{s: s, now: s.now()}
+				errs := newScrapeErrors(s.faults, s.now())
 				m, ok := s.readManifest(context.Background(), errs)
 				if !ok {
 					b.Fatal(errs.errs)
@@ -264,4 +266,91 @@ func BenchmarkRecordFloor(b *testing.B) {
 		n += md.DataPointCount()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n), "ns/point")
+}
+
+// timeScrapes returns how long the first and the second scrape of a run
+// directory of n instances take.
+func timeScrapes(t *testing.T, n int, opts ...func(*Config)) (first, second time.Duration) {
+	dir := writeManyInstances(t, n)
+	cfg := createDefaultConfig().(*Config)
+	cfg.RunDir = dir
+	for _, o := range opts {
+		o(cfg)
+	}
+	now := time.Now()
+	s := newTestScraper(t, cfg, &now)
+	for i := range 2 {
+		begin := time.Now()
+		require.NoError(t, s.scrapeEach(context.Background(), func(pmetric.Metrics) {}))
+		if i == 0 {
+			first = time.Since(begin)
+		} else {
+			second = time.Since(begin)
+		}
+		now = now.Add(5 * time.Second)
+	}
+	return first, second
+}
+
+// TestMeasureScale logs the time of two scrapes of 5k to 40k instances
+// (ERNIC_MEASURE=1 go test -run TestMeasureScale -v).
+func TestMeasureScale(t *testing.T) {
+	if os.Getenv("ERNIC_MEASURE") == "" {
+		t.Skip("ERNIC_MEASURE unset")
+	}
+	for _, n := range []int{5000, 10000, 20000, 40000} {
+		first, second := timeScrapes(t, n, func(c *Config) { c.MaxInstances = 0 })
+		t.Logf("%d instances, no cap: first %v, second %v", n, first, second)
+		first, second = timeScrapes(t, n)
+		t.Logf("%d instances, default cap: first %v, second %v", n, first, second)
+	}
+}
+
+// allocsBaseline is testdata/bench/allocs.json: allocations of one steady
+// scrape per run-directory size, as measured when the file was written.
+type allocsBaseline struct {
+	// ScrapeDefault maps a size ("16x64") to allocations per scrape with
+	// the default metrics.
+	ScrapeDefault map[string]float64 `json:"scrape_default"`
+}
+
+// maxAllocsPerPoint is the stated bound on allocations per published data
+// point of a steady scrape: a bulk point takes 4 (the point, its int value,
+// its attribute slice and the qp or counter string value, bulkPoints.add);
+// the rest is the QP handle strings and a share of the per-instance work.
+const maxAllocsPerPoint = 6
+
+// TestScrapeAllocations fails when a steady scrape allocates more than 25 %
+// over the stored baseline, or more than maxAllocsPerPoint per published
+// point. Allocation counts are deterministic, unlike times, so this is the
+// regression test of `make test`; speed is measured by `make bench`.
+func TestScrapeAllocations(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "bench", "allocs.json"))
+	require.NoError(t, err)
+	var base allocsBaseline
+	require.NoError(t, json.Unmarshal(raw, &base))
+
+	for _, size := range []struct{ instances, qps int }{{1, 16}, {16, 64}} {
+		name := sizeName(size.instances, size.qps)
+		t.Run(name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			cfg.RunDir = writeBenchRunDir(t, size.instances, size.qps)
+			s := newScraper(cfg, receivertest.NewNopSettings(metadata.Type))
+			require.NoError(t, s.start(context.Background(), nil))
+			md, err := s.scrape(context.Background()) // the first scrape creates the state
+			require.NoError(t, err)
+			points := md.DataPointCount()
+
+			allocs := testing.AllocsPerRun(3, func() {
+				if _, err := s.scrape(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+			})
+			want, ok := base.ScrapeDefault[name]
+			require.True(t, ok, "no baseline for %s in testdata/bench/allocs.json", name)
+			t.Logf("%s: %.0f allocations per scrape, %d points, %.2f per point (baseline %.0f)", name, allocs, points, allocs/float64(points), want)
+			assert.LessOrEqual(t, allocs, want*1.25, "allocations regressed by more than 25%% against the baseline")
+			assert.LessOrEqual(t, allocs/float64(points), float64(maxAllocsPerPoint))
+		})
+	}
 }

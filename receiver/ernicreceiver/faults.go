@@ -53,17 +53,23 @@ func (l *faultLimiter) prune(now time.Time) {
 // scrapeErrors collects this scrape's faults. Only faults the limiter finds
 // due are returned (and so logged); all of them count as failed points.
 type scrapeErrors struct {
-	s      *ernicScraper
+	faults *faultLimiter
 	now    time.Time
 	errs   []error
 	failed int
+}
+
+// newScrapeErrors collects the faults of a scrape at now, reported through
+// faults.
+func newScrapeErrors(faults *faultLimiter, now time.Time) *scrapeErrors {
+	return &scrapeErrors{faults: faults, now: now}
 }
 
 // add counts a fault of failed points, and keeps err for the scrape's error
 // when the limiter finds key due.
 func (e *scrapeErrors) add(key string, failed int, err error) {
 	e.failed += failed
-	if e.s.faults.due(key, e.now) {
+	if e.faults.due(key, e.now) {
 		e.errs = append(e.errs, err)
 	}
 }

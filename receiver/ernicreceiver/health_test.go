@@ -227,3 +227,42 @@ func TestReceiverReportsStatusToHost(t *testing.T) {
 	require.Eventually(t, func() bool { return len(host.statuses()) == 2 }, 5*time.Second, 10*time.Millisecond)
 	assert.Equal(t, componentstatus.StatusOK, host.last().Status())
 }
+
+// A run directory that is absent (rocm-ernic stopped) or a manifest not
+// written yet are expected states: logged once at Info, not returned as
+// scrape errors (the receiver logs those at Error).
+func TestExpectedStatesNotErrors(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	s, logs := observedScraper(t, f.config(), &now, zap.NewAtomicLevelAt(zap.InfoLevel))
+	scrapeOK(t, s)
+
+	require.NoError(t, os.Rename(f.runDir, f.runDir+".bak"))
+	for range 3 {
+		now = now.Add(5 * time.Second)
+		_, err := s.scrape(context.Background())
+		require.NoError(t, err)
+	}
+	now = now.Add(faultInterval)
+	_, err := s.scrape(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, logs.FilterMessageSnippet("Run directory").Len(), "%v", logs.All())
+	assert.Equal(t, zap.InfoLevel, logs.FilterMessageSnippet("Run directory").All()[0].Level)
+
+	require.NoError(t, os.Rename(f.runDir+".bak", f.runDir))
+	require.NoError(t, os.Remove(filepath.Join(f.runDir, "instances.json")))
+	for range 3 {
+		now = now.Add(5 * time.Second)
+		_, err := s.scrape(context.Background())
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 1, logs.FilterMessageSnippet("Manifest").Len(), "%v", logs.All())
+
+	// A run directory that is there but cannot be opened is a fault.
+	require.NoError(t, os.RemoveAll(f.runDir))
+	require.NoError(t, os.WriteFile(f.runDir, nil, 0o644))
+	now = now.Add(5 * time.Second)
+	_, err = s.scrape(context.Background())
+	require.ErrorContains(t, err, "run directory "+f.runDir)
+	assert.Equal(t, 1, logs.FilterMessageSnippet("Run directory").Len(), "no Info line for a fault")
+}

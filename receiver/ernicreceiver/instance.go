@@ -12,6 +12,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
+	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/procs"
 	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/rundir"
 )
 
@@ -24,7 +25,8 @@ type instanceState struct {
 	procStart time.Time         // from /proc; zero when it could not be read
 	start     pcommon.Timestamp // start time of the instance's cumulative counters
 
-	liveness
+	// live tells the instance's server from a process that took its pid.
+	live liveness
 
 	// lastPublished is the time of the last scrape that published this
 	// instance's counters; a new start time is never earlier (a new
@@ -115,6 +117,43 @@ func (st *instanceState) newProcess(pid int, procStart, now time.Time) {
 	st.stats, st.statsTime, st.statsInfo, st.seenAt = nil, time.Time{}, nil, time.Time{}
 	st.overflowLogged, st.otherMax = nil, nil
 	st.shrunkScrapes = 0
+}
+
+// observe records what /proc says of the process at pid before track moves
+// the state to it (liveness.observe).
+func (st *instanceState) observe(pid int, p procs.Process) {
+	st.live.observe(st.pid, st.procStart, pid, p)
+}
+
+// wrote records the write time of a stats file read whole at now
+// (liveness.wrote).
+func (st *instanceState) wrote(mtime, now time.Time) { st.live.wrote(mtime, now) }
+
+// serverWrote records that the instance's current process wrote the file
+// accepted (liveness.serverWrote).
+func (st *instanceState) serverWrote() { st.live.serverWrote(st.pid) }
+
+// notServer tells why the live process p at pid is not the instance's
+// server, or "" when it may be (liveness.notServer).
+func (st *instanceState) notServer(pid int, p procs.Process) string {
+	return st.live.notServer(pid, p)
+}
+
+// pidReused reports whether the receiver saw the process at the
+// instance's pid replaced by another.
+func (st *instanceState) pidReused() bool { return st.live.reused }
+
+// logOverflowOnce reports whether the counter called name has not yet
+// been logged as above 2^63-1 for this process, and marks it logged.
+func (st *instanceState) logOverflowOnce(name string) bool {
+	if st.overflowLogged[name] {
+		return false
+	}
+	if st.overflowLogged == nil {
+		st.overflowLogged = map[string]bool{}
+	}
+	st.overflowLogged[name] = true
+	return true
 }
 
 // afterLast is the earliest start of a stream that follows one whose last

@@ -31,16 +31,17 @@ type liveness struct {
 }
 
 // observe records what /proc says of the process at pid, before the
-// instance's state moves to it (track): whether it replaced the process
-// the receiver saw at the same pid.
-func (st *instanceState) observe(pid int, p procs.Process) {
+// instance moves to it: whether it replaced the process the receiver saw
+// at the same pid (ownerPID, started at ownerStart: the instance's
+// process until now).
+func (l *liveness) observe(ownerPID int, ownerStart time.Time, pid int, p procs.Process) {
 	switch {
-	case st.pid != pid:
-		st.reused = false
-	case p.Alive && !p.Start.IsZero() && !st.procStart.IsZero() && !p.Start.Equal(st.procStart):
-		st.reused = true
+	case ownerPID != pid:
+		l.reused = false
+	case p.Alive && !p.Start.IsZero() && !ownerStart.IsZero() && !p.Start.Equal(ownerStart):
+		l.reused = true
 	}
-	st.comm = p.Comm
+	l.comm = p.Comm
 }
 
 // wrote records the write time of a stats file read whole at now: its
@@ -49,26 +50,27 @@ func (st *instanceState) observe(pid int, p procs.Process) {
 // mtime was first read. So an unchanged file whose mtime is ahead, read
 // again every scrape, does not move the write time on (which would make
 // a process that got the server's pid since read as its server).
-func (st *instanceState) wrote(mtime, now time.Time) {
+func (l *liveness) wrote(mtime, now time.Time) {
 	at := mtime
 	if mtime.After(now) {
-		if !mtime.Equal(st.futureMtime) {
-			st.futureMtime, st.futureRead = mtime, now
+		if !mtime.Equal(l.futureMtime) {
+			l.futureMtime, l.futureRead = mtime, now
 		}
-		at = st.futureRead
+		at = l.futureRead
 	}
-	if at.After(st.lastWrite) {
-		st.lastWrite = at
+	if at.After(l.lastWrite) {
+		l.lastWrite = at
 	}
 }
 
-// serverWrote records that the current process wrote the file accepted,
-// when that process is alive with a readable command name: a file accepted
-// while the pid is dead (or its stat unreadable) was written by the server
-// last seen there, whose name stays the one to compare a later process with.
-func (st *instanceState) serverWrote() {
-	if st.comm != "" {
-		st.serverPID, st.serverComm = st.pid, st.comm
+// serverWrote records that the process at pid, the instance's current
+// one, wrote the file accepted, when that process is alive with a readable
+// command name: a file accepted while the pid is dead (or its stat
+// unreadable) was written by the server last seen there, whose name stays
+// the one to compare a later process with.
+func (l *liveness) serverWrote(pid int) {
+	if l.comm != "" {
+		l.serverPID, l.serverComm = pid, l.comm
 	}
 }
 
@@ -85,16 +87,16 @@ const milliRFC3339 = "2006-01-02T15:04:05.000Z07:00"
 // when its command name is not the one the server had at that pid (until it
 // writes a file). A receiver that never saw the server at the pid has no
 // such evidence.
-func (st *instanceState) notServer(pid int, p procs.Process) string {
+func (l *liveness) notServer(pid int, p procs.Process) string {
 	if !p.Alive {
 		return ""
 	}
-	if st.reused && !p.PreciseStart.IsZero() && !st.lastWrite.IsZero() && st.lastWrite.Before(p.PreciseStart) {
+	if l.reused && !p.PreciseStart.IsZero() && !l.lastWrite.IsZero() && l.lastWrite.Before(p.PreciseStart) {
 		return fmt.Sprintf("pid %d is not its server: the process at it started at %s, after the server's last stats write at %s, and has not written since (the server died and the pid was reused); published as down",
-			pid, p.PreciseStart.Format(milliRFC3339), st.lastWrite.Format(milliRFC3339))
+			pid, p.PreciseStart.Format(milliRFC3339), l.lastWrite.Format(milliRFC3339))
 	}
-	if st.serverPID == pid && st.serverComm != "" && p.Comm != "" && p.Comm != st.serverComm {
-		return fmt.Sprintf("pid %d is not its server: its command name %q is not the server's %q; published as down", pid, p.Comm, st.serverComm)
+	if l.serverPID == pid && l.serverComm != "" && p.Comm != "" && p.Comm != l.serverComm {
+		return fmt.Sprintf("pid %d is not its server: its command name %q is not the server's %q; published as down", pid, p.Comm, l.serverComm)
 	}
 	return ""
 }

@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -56,15 +58,13 @@ type ernicScraper struct {
 	// off, whose points the builder must fold within one emit. The
 	// builder emits after every instance either way (its start time is
 	// the instance's) and mergeResourceMetrics joins the pieces.
-	bulk *bulkPoints
-	// qpOn, lifOn and opcodeOn tell which bulk metrics are enabled;
-	// qpOn is in the order of qpCounters.
-	qpOn            []bool
-	lifOn, opcodeOn bool
-	scopeVersion    string
+	bulk         *bulkPoints
+	scopeVersion string
 	// hostName is the host.name resource attribute of every resource
 	// (when enabled): host_name, or the kernel's host name at start.
 	hostName string
+	// rec is the per-instance stage, made at start with what it needs.
+	rec *instanceRecorder
 }
 
 func newScraper(cfg *Config, set receiver.Settings) *ernicScraper {
@@ -78,12 +78,7 @@ func newScraper(cfg *Config, set receiver.Settings) *ernicScraper {
 		stale:        newStaleness(metadata.ScopeName, set.BuildInfo.Version),
 		now:          time.Now,
 		instances:    map[int64]*instanceState{},
-		lifOn:        cfg.Metrics.ErnicLifCounter.Enabled,
-		opcodeOn:     cfg.Metrics.ErnicQpWqesByOpcode.Enabled,
 		scopeVersion: set.BuildInfo.Version,
-	}
-	for _, c := range qpCounters {
-		s.qpOn = append(s.qpOn, *enabledFlag(&cfg.Metrics, c.name))
 	}
 	if !reaggregates(cfg.Metrics) {
 		s.bulk = newBulkPoints(bulkShapes(set))
@@ -118,6 +113,18 @@ func (s *ernicScraper) start(_ context.Context, host component.Host) error {
 		}
 		s.hostName = h
 	}
+	s.rec = &instanceRecorder{
+		mb:             s.mb,
+		bulk:           s.bulk,
+		stats:          newStatsRecorder(s.cfg, s.mb, s.bulk, s.logger),
+		procs:          t,
+		reader:         s.reader,
+		health:         s.health,
+		runDir:         s.cfg.RunDir,
+		maxLabelLength: s.cfg.MaxLabelLength,
+		hostName:       s.hostName,
+		scopeVersion:   s.scopeVersion,
+	}
 	s.health.start(host, s.cfg.RunDir)
 	return nil
 }
@@ -148,7 +155,7 @@ func (s *ernicScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 func (s *ernicScraper) scrapeEach(ctx context.Context, emit func(pmetric.Metrics)) error {
 	now := s.now()
 	ts := pcommon.NewTimestampFromTime(now)
-	errs := &scrapeErrors{s: s, now: now}
+	errs := newScrapeErrors(s.faults, now)
 	s.faults.prune(now)
 	s.health.begin()
 	s.stale.begin()
@@ -278,102 +285,104 @@ func (s *ernicScraper) readManifest(ctx context.Context, errs *scrapeErrors) (*r
 	return nil, false
 }
 
-// readStats reads the instance's stats file into st: a complete file of the
-// owning process becomes the current snapshot; a torn one leaves the last
-// snapshot of the same process in place; a missing file or one left by a
-// previous process leaves none.
-func (s *ernicScraper) readStats(ctx context.Context, inst *rundir.Instance, id string, st *instanceState, now time.Time, errs *scrapeErrors) {
-	path := filepath.Join(s.cfg.RunDir, inst.StatsFile())
-	if st.unchanged(s.runDir, inst.StatsFile()) {
-		return // the snapshot is the file's content
+// recordInstances publishes one batch per published manifest instance
+// (publishedInstances), its resource (ernic.id, role, host.name when
+// enabled), and returns the cluster gauges in a resource with host.name
+// only. Every step is linear in the manifest's instances. When ctx ends,
+// it stops before the next instance and returns an error wrapping
+// ctx.Err(); the cluster gauges are still returned.
+func (s *ernicScraper) recordInstances(ctx context.Context, publish func(pmetric.Metrics), m *rundir.Manifest, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) (pmetric.ResourceMetricsSlice, error) {
+	insts := publishedInstances(m.Instances, s.cfg.MaxInstances)
+	held := len(m.Instances) - len(insts)
+	if held > 0 && s.faults.due("instances-cap:"+strconv.Itoa(held), now) {
+		s.logger.Warn("Instances over max_instances are not published (those with the highest ids); ernic.instances.unpublished counts them",
+			zap.Int("instances", len(m.Instances)), zap.Int("max_instances", s.cfg.MaxInstances), zap.Int("unpublished", held))
 	}
-	stats, info, err := s.reader.ReadStats(ctx, s.runDir, inst.StatsFile(), st.spare, st.checkShape)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		// The server has not written its first file yet: no device metrics.
-		st.stats = nil
-	case err != nil && ctx.Err() != nil:
-		// The scrape was cut (recordInstances reports it); the last
-		// snapshot stays.
-	case err != nil:
-		kind := "unreadable"
-		switch {
-		case errors.Is(err, rundir.ErrShrunk):
-			kind = "shrunk"
-			st.shrunkScrapes++
-		case errors.Is(err, rundir.ErrIncomplete), errors.Is(err, rundir.ErrChanged):
-			kind = "torn"
+	s.forgetLeft(insts)
+	var cut error
+	for i, inst := range insts {
+		if err := ctx.Err(); err != nil {
+			cut = fmt.Errorf("scrape cut after %d of %d instances: %w", i, len(insts), err)
+			errs.failed += len(insts) - i
+			break
 		}
-		what := "no device metrics this scrape"
-		if st.stats != nil {
-			what = "publishing the last complete read of " + st.seenAt.Format(time.RFC3339)
+		st := s.instances[inst.ID]
+		if st == nil {
+			st = &instanceState{}
+			s.instances[inst.ID] = st
 		}
-		key := "stats-" + kind + ":" + id
-		if kind == "unreadable" {
-			key += ":" + err.Error() // another cause is another fault
-		}
-		errs.add(key, 1, fmt.Errorf("instance %s: %w; %s", id, err, what))
-		s.health.statsUnread(fmt.Errorf("instance %s: %w", id, err))
-	case st.fromPreviousProcess(stats, info.ModTime()):
-		// The new server process has not written yet: these counters
-		// belong to the previous one and its start time. Normal for the
-		// moments after a start; a live server whose file stays older
-		// than the process is reported (a file restored or touched by
-		// hand, a server that cannot write). A process that replaced
-		// the one seen at the same pid is reported as not the server
-		// (notServer) instead.
-		st.wrote(info.ModTime(), now)
-		st.stats = nil
-		if now.Sub(st.procStart) > oldFileGrace && !st.reused {
-			errs.add(fmt.Sprintf("stats-before-process:%s:%d", id, st.pid), 1, fmt.Errorf("%s: modified %s, before its server process (pid %d) started at %s; not published until the server writes it",
-				path, info.ModTime().Format(time.RFC3339), st.pid, st.procStart.Format(time.RFC3339)))
-		}
-	default:
-		if n := len(stats.Problems); n > 0 {
-			errs.add(fmt.Sprintf("stats-lines:%s:%d:%v", id, n, stats.Problems[0]), n, fmt.Errorf("%s: %d unusable lines, the first: %w", path, n, stats.Problems[0]))
-		}
-		var bad labelFaults
-		st.statsTruncated = capStatsLabels(stats, s.cfg.MaxLabelLength, &bad)
-		if bad.n > 0 {
-			errs.add(fmt.Sprintf("labels-utf8:%s:%d", id, bad.n), 0, fmt.Errorf("instance %s: %d attribute values with invalid UTF-8 in %s (the first: %q); published with U+FFFD and a hash of the raw value, counted in ernic.labels.truncated",
-				id, bad.n, path, bad.first))
-		}
-		st.wrote(info.ModTime(), now)
-		st.serverWrote()
-		st.accept(stats, info, now)
+		s.rec.record(ctx, s.runDir, publish, inst, st, now, ts, errs)
 	}
+	if err := ctx.Err(); cut == nil && err != nil {
+		cut = fmt.Errorf("scrape cut at its last instance: %w", err)
+	}
+	s.health.checkStats(len(insts))
+	vms := 0
+	for i := range m.Instances {
+		if vm := m.Instances[i].VM; vm != nil && vm.Attached {
+			vms++
+		}
+	}
+	// The cluster gauges have no start time; their resource is the host
+	// only.
+	s.mb.Reset(metadata.WithStartTime(0))
+	s.mb.RecordErnicInstancesDataPoint(ts, int64(len(m.Instances)))
+	s.mb.RecordErnicInstancesUnpublishedDataPoint(ts, int64(held))
+	s.mb.RecordErnicVmsDataPoint(ts, int64(vms))
+	s.mb.RecordErnicRunDirReadableDataPoint(ts, 1)
+	rb := s.mb.NewResourceBuilder()
+	rb.SetHostName(s.hostName)
+	return s.mb.Emit(metadata.WithResource(rb.Emit())).ResourceMetrics(), cut
 }
 
-func (s *ernicScraper) recordVM(inst *rundir.Instance, id string, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
-	vm := inst.VM
-	if vm == nil || !vm.Attached {
-		s.mb.RecordErnicVMAttachedDataPoint(ts, 0, "")
-		return
+// publishedInstances returns the instances whose series are published, in
+// manifest order: all of them, or with a limit the limit instances of
+// lowest id (ids are unique, and a stable choice from scrape to scrape).
+func publishedInstances(insts []rundir.Instance, limit int) []*rundir.Instance {
+	n := len(insts)
+	var maxID int64 = -1 // no bound
+	if limit > 0 && n > limit {
+		ids := make([]int64, n)
+		for i := range insts {
+			ids[i] = insts[i].ID
+		}
+		slices.Sort(ids)
+		maxID, n = ids[limit-1], limit
 	}
-	s.mb.RecordErnicVMAttachedDataPoint(ts, 1, vm.Name)
-	gpu := int64(0)
-	if vm.GPU != "" {
-		gpu = 1
+	out := make([]*rundir.Instance, 0, n)
+	for i := range insts {
+		if maxID < 0 || insts[i].ID <= maxID {
+			out = append(out, &insts[i])
+		}
 	}
-	s.mb.RecordErnicVMGpuPassthroughDataPoint(ts, gpu)
-	nowSec := float64(now.UnixNano()) / 1e9
-	// launched_at must be a plausible epoch time: after 1970 and not in the
-	// future (a second of clock skew allowed).
-	validLaunch := vm.HasLaunchedAt && vm.LaunchedAt > 0 && vm.LaunchedAt <= nowSec+1
-	if vm.HasLaunchedAt && !validLaunch {
-		errs.add(fmt.Sprintf("vm-launched-at:%s:%v", id, vm.LaunchedAt), 1, fmt.Errorf("instance %s: vm.launched_at %v is not an epoch time in the past; using the age of vm_pid if any", id, vm.LaunchedAt))
+	return out
+}
+
+// forgetLeft forgets the state of the instances that are not published
+// this scrape (they left the manifest, or went over max_instances), in one
+// pass over each.
+func (s *ernicScraper) forgetLeft(published []*rundir.Instance) {
+	if len(s.instances) <= len(published) {
+		// Steady state: when every published instance is remembered,
+		// no other is, and nothing is allocated.
+		all := true
+		for _, inst := range published {
+			if _, ok := s.instances[inst.ID]; !ok {
+				all = false
+				break
+			}
+		}
+		if all || len(s.instances) == 0 {
+			return
+		}
 	}
-	switch {
-	case validLaunch:
-		s.mb.RecordErnicVMUptimeDataPoint(ts, max(nowSec-vm.LaunchedAt, 0))
-	case vm.PID > 0:
-		if p, err := s.procs.Lookup(vm.PID); err == nil && p.Alive && !p.Start.IsZero() {
-			s.mb.RecordErnicVMUptimeDataPoint(ts, now.Sub(p.Start).Seconds())
+	keep := make(map[int64]struct{}, len(published))
+	for _, inst := range published {
+		keep[inst.ID] = struct{}{}
+	}
+	for id := range s.instances {
+		if _, ok := keep[id]; !ok {
+			delete(s.instances, id)
 		}
 	}
 }
-
-// oldFileGrace is how long after a server process starts its stats file
-// may still be the previous process's without a report: a server writes
-// its first file within a second of starting.
-const oldFileGrace = 30 * time.Second

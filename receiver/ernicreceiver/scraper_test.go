@@ -6,6 +6,7 @@ package ernicreceiver
 import (
 	"context"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,79 +21,13 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/collector/scraper/scrapererror"
 
 	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/metadata"
+	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/rundir"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files of testdata/scraper")
-
-const (
-	// bootTime is btime of testdata/proc/basic/stat.
-	bootTime = 1767225000
-)
-
-// scrapeNow is the fixed scrape time of the golden tests: 700 s after boot.
-var scrapeNow = time.Unix(bootTime+700, 0)
-
-// fixture is a run directory and a proc directory copied into t.TempDir(),
-// with file mtimes set so results do not depend on the checkout.
-type fixture struct {
-	runDir, procDir string
-}
-
-func newFixture(t *testing.T, rundir string) *fixture {
-	t.Helper()
-	f := &fixture{runDir: filepath.Join(t.TempDir(), "run"), procDir: filepath.Join(t.TempDir(), "proc")}
-	require.NoError(t, os.CopyFS(f.runDir, os.DirFS(filepath.Join("testdata", "rundir", rundir))))
-	require.NoError(t, os.CopyFS(f.procDir, os.DirFS(filepath.Join("testdata", "proc", "basic"))))
-	// Each stats file was last written half a second before the scrape.
-	entries, err := os.ReadDir(f.runDir)
-	require.NoError(t, err)
-	for _, e := range entries {
-		f.touch(t, e.Name(), scrapeNow.Add(-500*time.Millisecond))
-	}
-	return f
-}
-
-func (f *fixture) touch(t *testing.T, name string, mtime time.Time) {
-	t.Helper()
-	require.NoError(t, os.Chtimes(filepath.Join(f.runDir, name), mtime, mtime))
-}
-
-func (f *fixture) write(t *testing.T, name, content string, mtime time.Time) {
-	t.Helper()
-	require.NoError(t, os.WriteFile(filepath.Join(f.runDir, name), []byte(content), 0o644))
-	f.touch(t, name, mtime)
-}
-
-// setProc writes <procDir>/<pid>/stat with the given state and start time
-// in ticks after boot.
-func (f *fixture) setProc(t *testing.T, pid int, state string, startTicks int) {
-	t.Helper()
-	dir := filepath.Join(f.procDir, strconv.Itoa(pid))
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	line := strconv.Itoa(pid) + " (rocm-ernic) " + state + " 1 1 1 0 -1 4194560 100 0 0 0 10 5 0 0 20 0 1 0 " +
-		strconv.Itoa(startTicks) + " 123456789 1000 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "stat"), []byte(line), 0o644))
-}
-
-func (f *fixture) config(opts ...func(*Config)) *Config {
-	cfg := createDefaultConfig().(*Config)
-	cfg.RunDir, cfg.ProcDir = f.runDir, f.procDir
-	for _, o := range opts {
-		o(cfg)
-	}
-	return cfg
-}
-
-func newTestScraper(t *testing.T, cfg *Config, now *time.Time) *ernicScraper {
-	t.Helper()
-	require.NoError(t, cfg.Validate())
-	s := newScraper(cfg, receivertest.NewNopSettings(metadata.Type))
-	s.now = func() time.Time { return *now }
-	require.NoError(t, s.start(context.Background(), nil))
-	return s
-}
 
 func TestScrapeGolden(t *testing.T) {
 	for _, tc := range []struct {
@@ -123,95 +58,6 @@ func TestScrapeGolden(t *testing.T) {
 			))
 		})
 	}
-}
-
-// forEachPoint calls fn for every number data point of md with its metric.
-func forEachPoint(md pmetric.Metrics, fn func(m pmetric.Metric, dp pmetric.NumberDataPoint)) {
-	forEachResourcePoint(md, func(_ pcommon.Map, m pmetric.Metric, dp pmetric.NumberDataPoint) { fn(m, dp) })
-}
-
-// forEachResourcePoint calls fn for every number data point of md with its
-// resource's attributes and its metric.
-func forEachResourcePoint(md pmetric.Metrics, fn func(res pcommon.Map, m pmetric.Metric, dp pmetric.NumberDataPoint)) {
-	rms := md.ResourceMetrics()
-	for i := range rms.Len() {
-		res := rms.At(i).Resource().Attributes()
-		sms := rms.At(i).ScopeMetrics()
-		for j := range sms.Len() {
-			ms := sms.At(j).Metrics()
-			for k := range ms.Len() {
-				m := ms.At(k)
-				var dps pmetric.NumberDataPointSlice
-				if m.Type() == pmetric.MetricTypeSum {
-					dps = m.Sum().DataPoints()
-				} else {
-					dps = m.Gauge().DataPoints()
-				}
-				for l := range dps.Len() {
-					fn(res, m, dps.At(l))
-				}
-			}
-		}
-	}
-}
-
-// points returns the data points with a value (not staleness markers) of
-// metric name whose attributes, or whose resource's, include every pair of
-// attrs.
-func points(md pmetric.Metrics, name string, attrs ...string) []pmetric.NumberDataPoint {
-	return matching(md, false, name, attrs...)
-}
-
-// stalePoints returns the staleness markers (points flagged NoRecordedValue)
-// of metric name whose attributes include every pair of attrs.
-func stalePoints(md pmetric.Metrics, name string, attrs ...string) []pmetric.NumberDataPoint {
-	return matching(md, true, name, attrs...)
-}
-
-// counts returns how many points with a value and how many staleness
-// markers md holds.
-func counts(md pmetric.Metrics) (values, stale int) {
-	forEachPoint(md, func(_ pmetric.Metric, dp pmetric.NumberDataPoint) {
-		if dp.Flags().NoRecordedValue() {
-			stale++
-		} else {
-			values++
-		}
-	})
-	return values, stale
-}
-
-func matching(md pmetric.Metrics, stale bool, name string, attrs ...string) []pmetric.NumberDataPoint {
-	var out []pmetric.NumberDataPoint
-	forEachResourcePoint(md, func(res pcommon.Map, m pmetric.Metric, dp pmetric.NumberDataPoint) {
-		if m.Name() != name || dp.Flags().NoRecordedValue() != stale {
-			return
-		}
-		for a := 0; a+1 < len(attrs); a += 2 {
-			v, ok := dp.Attributes().Get(attrs[a])
-			if !ok {
-				v, ok = res.Get(attrs[a])
-			}
-			if !ok || v.AsString() != attrs[a+1] {
-				return
-			}
-		}
-		out = append(out, dp)
-	})
-	return out
-}
-
-// one returns the single data point of name with attrs.
-func one(t *testing.T, md pmetric.Metrics, name string, attrs ...string) pmetric.NumberDataPoint {
-	t.Helper()
-	dps := points(md, name, attrs...)
-	require.Len(t, dps, 1, "%s %v", name, attrs)
-	return dps[0]
-}
-
-func intVal(t *testing.T, md pmetric.Metrics, name string, attrs ...string) int64 {
-	t.Helper()
-	return one(t, md, name, attrs...).IntValue()
 }
 
 // The values of the golden file, spelled out for the fields that matter most.
@@ -292,89 +138,225 @@ func TestScrapeValues(t *testing.T) {
 	assert.Equal(t, pcommon.NewTimestampFromTime(scrapeNow), one(t, md, "ernic.commands", w...).Timestamp())
 }
 
-func TestScrapeFormatVariants(t *testing.T) {
-	for _, tc := range []struct {
-		file   string
-		checks func(t *testing.T, md pmetric.Metrics)
-	}{
-		{"old-format.stats", func(t *testing.T, md pmetric.Metrics) {
-			assert.Equal(t, int64(2), intVal(t, md, "ernic.flr.reset"), "flr_reset_count")
-			assert.Equal(t, int64(900), intVal(t, md, "ernic.mmio.reads"), "regs_reads")
-			assert.Equal(t, int64(300), intVal(t, md, "ernic.mmio.writes"), "regs_writes")
-			assert.Equal(t, int64(12), intVal(t, md, "ernic.stats.writes"))
-			assert.Empty(t, points(md, "ernic.ip.bytes.tx"), "absent, not zero")
-			assert.Empty(t, points(md, "ernic.ip.bytes"))
-			assert.Equal(t, int64(1000), intVal(t, md, "ernic.rdma.bytes"))
-			assert.Equal(t, int64(2), intVal(t, md, "ernic.qp.wqes.by_opcode", "opcode", "ATOMIC_FETCH_AND_ADD"))
-			assert.Equal(t, int64(1), intVal(t, md, "ernic.qp.wqes.by_opcode", "opcode", "other"))
-		}},
-		{"no-qps-old.stats", func(t *testing.T, md pmetric.Metrics) {
-			assert.Equal(t, int64(0), intVal(t, md, "ernic.qp.count"))
-			assert.Equal(t, int64(0), intVal(t, md, "ernic.connection.up", "state", "disconnected (client closed)"))
-		}},
-		{"trailing-sections.stats", func(t *testing.T, md pmetric.Metrics) {
-			assert.Equal(t, int64(1), intVal(t, md, "ernic.qp.count"))
-			assert.Equal(t, int64(4), intVal(t, md, "ernic.qp.bytes.sent"))
-			assert.Equal(t, int64(4), intVal(t, md, "ernic.lif.counter", "counter", "rx_dma_error"))
-			assert.Equal(t, int64(11), intVal(t, md, "ernic.lif.counter", "counter", "tx_rdma_ucast_packets"))
-			assert.Len(t, points(md, "ernic.lif.counter"), 3)
-		}},
-		{"overflow.stats", func(t *testing.T, md pmetric.Metrics) {
-			assert.Empty(t, points(md, "ernic.commands"), "2^63 is not published")
-			assert.Equal(t, int64(9223372036854775807), intVal(t, md, "ernic.interrupts"), "2^63-1 is")
-			assert.Empty(t, points(md, "ernic.rdma.bytes.sent"))
-			assert.Empty(t, points(md, "ernic.rdma.bytes"), "a sum past 2^64 is not published")
-			assert.Equal(t, int64(1), intVal(t, md, "ernic.rdma.bytes.received"))
-		}},
-	} {
-		t.Run(tc.file, func(t *testing.T) {
-			f := newFixture(t, "basic")
-			data, err := os.ReadFile(filepath.Join("testdata", "stats", tc.file))
-			require.NoError(t, err)
-			f.write(t, "1.stats", string(data), scrapeNow.Add(-time.Second))
-			f.write(t, "instances.json", `{"instances":[{"id":1,"role":"manager","pid":4100,"mac":"m","vm":null}]}`, scrapeNow)
-			now := scrapeNow
-			s := newTestScraper(t, f.config(func(c *Config) { c.Metrics.ErnicQpWqesByOpcode.Enabled = true }), &now)
-			md, err := s.scrape(context.Background())
-			require.NoError(t, err)
-			tc.checks(t, md)
-		})
+func TestStartRejectsBadProcDir(t *testing.T) {
+	f := newFixture(t, "basic")
+	cfg := f.config(func(c *Config) { c.ProcDir = filepath.Join(t.TempDir(), "missing") })
+	s := newScraper(cfg, receivertest.NewNopSettings(metadata.Type))
+	require.ErrorContains(t, s.start(context.Background(), nil), "set proc_dir to the host's proc filesystem")
+}
+
+func TestScrapeNoManifestYet(t *testing.T) {
+	f := newFixture(t, "basic")
+	require.NoError(t, os.Remove(filepath.Join(f.runDir, "instances.json")))
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err, "an expected state, logged once at Info (TestExpectedStatesNotErrors)")
+	assert.Equal(t, 1, md.DataPointCount(), "stats files without a manifest entry are not read: ernic.run_dir.readable only")
+	assert.Equal(t, int64(0), intVal(t, md, "ernic.run_dir.readable"))
+}
+
+func TestScrapeManifestProblems(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	scrapeOK(t, s)
+
+	// A torn manifest falls back to the last complete one.
+	now = now.Add(time.Second)
+	f.write(t, "instances.json", `{"instances": [`, now)
+	s.reader.Backoff = []time.Duration{0}
+	md, err := s.scrape(context.Background())
+	require.ErrorContains(t, err, "using the last complete manifest")
+	assert.True(t, scrapererror.IsPartialScrapeError(err))
+	assert.Equal(t, int64(3), intVal(t, md, "ernic.instances"))
+
+	// An unusable entry is left out; the others are published.
+	now = now.Add(time.Second)
+	f.write(t, "instances.json", `{"instances": [{"id": "x"}, {"id": 2, "role": "worker", "pid": 4117}]}`, now)
+	md, err = s.scrape(context.Background())
+	require.ErrorContains(t, err, "instances[0]")
+	assert.Equal(t, int64(1), intVal(t, md, "ernic.instances"))
+	assert.Equal(t, int64(211), intVal(t, md, "ernic.commands", "ernic.id", "2"))
+}
+
+func TestScrapeRunDirVanishesAndReturns(t *testing.T) {
+	f := newFixture(t, "basic")
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	published, _ := counts(scrapeOK(t, s))
+
+	backup := f.runDir + ".bak"
+	require.NoError(t, os.Rename(f.runDir, backup))
+	now = now.Add(5 * time.Second)
+	md, err := s.scrape(context.Background())
+	require.NoError(t, err, "an expected state, logged once at Info (TestExpectedStatesNotErrors)")
+	values, stale := counts(md)
+	assert.Equal(t, 1, values, "ernic.run_dir.readable only")
+	assert.Equal(t, int64(0), intVal(t, md, "ernic.run_dir.readable"))
+	assert.Equal(t, published-1, stale, "every other series of the last scrape ends with a staleness marker")
+
+	// Reported once per interval, not every scrape; the series stay ended.
+	now = now.Add(5 * time.Second)
+	md, err = s.scrape(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, 1, md.DataPointCount())
+	assert.Equal(t, int64(0), intVal(t, md, "ernic.run_dir.readable"))
+
+	require.NoError(t, os.Rename(backup, f.runDir))
+	now = now.Add(5 * time.Second)
+	md = scrapeOK(t, s)
+	assert.Equal(t, int64(3), intVal(t, md, "ernic.instances"))
+	assert.Equal(t, int64(211), intVal(t, md, "ernic.commands", "ernic.id", "2"))
+	assert.Equal(t, int64(1), intVal(t, md, "ernic.run_dir.readable"))
+}
+
+// A stats file that is a symbolic link out of the run directory is refused
+// and reported; the other instances are published.
+func TestScrapeSymlinkOutOfRunDir(t *testing.T) {
+	f := newFixture(t, "basic")
+	outside := filepath.Join(t.TempDir(), "elsewhere.stats")
+	whole, err := os.ReadFile(filepath.Join(f.runDir, "2.stats"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(outside, whole, 0o644))
+	require.NoError(t, os.Remove(filepath.Join(f.runDir, "2.stats")))
+	rel, err := filepath.Rel(f.runDir, outside)
+	require.NoError(t, err)
+	require.NoError(t, os.Symlink(rel, filepath.Join(f.runDir, "2.stats")))
+
+	now := scrapeNow
+	s := newTestScraper(t, f.config(), &now)
+	md, err := s.scrape(context.Background())
+	require.ErrorContains(t, err, filepath.Join(f.runDir, "2.stats"))
+	assert.Empty(t, points(md, "ernic.commands", "ernic.id", "2"))
+	assert.Equal(t, int64(0), intVal(t, md, "ernic.commands", "ernic.id", "1"))
+}
+
+// A manifest pid that is not a process id is reported, not taken as "no
+// pid" silently.
+func TestManifestPidOutOfRange(t *testing.T) {
+	for _, pid := range []string{"-1", "4294967297", "0"} {
+		f := newFixture(t, "basic")
+		now := scrapeNow
+		f.write(t, "instances.json", `{"instances": [{"id": 2, "role": "worker", "pid": `+pid+`}]}`, now)
+		s := newTestScraper(t, f.config(), &now)
+		md, err := s.scrape(context.Background())
+		require.Error(t, err, pid)
+		assert.Contains(t, err.Error(), `key "pid": `+pid+` is not a process id`)
+		assert.Equal(t, int64(0), intVal(t, md, "ernic.instance.up", "ernic.id", "2"))
 	}
 }
 
-func TestScrapeQPLimit(t *testing.T) {
+// writeManyInstances writes a manifest of n instances owned by this
+// process, without stats files, into a new run directory.
+func writeManyInstances(tb testing.TB, n int) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	var b strings.Builder
+	b.WriteString(`{"instances":[`)
+	for id := 1; id <= n; id++ {
+		if id > 1 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":%d,"role":"worker","pid":%d,"mac":"02:aa:00:00:00:01","vm":null}`, id, os.Getpid())
+	}
+	b.WriteString("]}")
+	require.NoError(tb, os.WriteFile(filepath.Join(dir, rundir.ManifestFile), []byte(b.String()), 0o644))
+	return dir
+}
+
+// A manifest far larger than max_instances costs one pass over it: the
+// instances over the cap (highest ids) are not looked up, not read and not
+// remembered, and ernic.instances.unpublished counts them. The forget step
+// was quadratic in the instances remembered (100,000 left the manifest at
+// once here: minutes before, milliseconds now).
+func TestMaxInstancesCap(t *testing.T) {
+	const n = 100_000
+	dir := writeManyInstances(t, n)
+	cfg := createDefaultConfig().(*Config)
+	cfg.RunDir = dir
+	cfg.MaxInstances = 10
+	now := time.Now()
+	s := newTestScraper(t, cfg, &now)
+	for id := int64(n + 1); id <= 2*n; id++ {
+		s.instances[id] = &instanceState{}
+	}
+	done := make(chan struct{})
+	var md pmetric.Metrics
+	var err error
+	go func() {
+		defer close(done)
+		md, err = s.scrape(context.Background())
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("a scrape of 100,000 instances capped at 10 did not finish in 20 s")
+	}
+	require.NoError(t, err)
+	assert.Equal(t, int64(n), intVal(t, md, "ernic.instances"), "every listed instance is counted")
+	assert.Equal(t, int64(n-10), intVal(t, md, "ernic.instances.unpublished"))
+	assert.Len(t, points(md, "ernic.instance.up"), 10)
+	for id := 1; id <= 10; id++ {
+		assert.Equal(t, int64(1), intVal(t, md, "ernic.instance.up", "ernic.id", strconv.Itoa(id)), "the lowest ids are kept")
+	}
+	assert.Len(t, s.instances, 10, "only published instances are remembered")
+}
+
+// A scrape whose context ends stops between instances and in a retry's
+// pause: it returns the context's error, and the instances it did not
+// reach do not get staleness markers (they were not seen to end).
+func TestScrapeHonoursContext(t *testing.T) {
 	f := newFixture(t, "basic")
 	now := scrapeNow
-	s := newTestScraper(t, f.config(func(c *Config) { c.MaxQPsPerInstance = 1 }), &now)
-	md, err := s.scrape(context.Background())
-	require.NoError(t, err)
-	w := []string{"ernic.id", "2"}
-	assert.Equal(t, int64(2), intVal(t, md, "ernic.qp.count", w...), "the count is the file's")
-	assert.Equal(t, int64(1), intVal(t, md, "ernic.qp.unpublished", w...))
-	assert.Equal(t, int64(0), intVal(t, md, "ernic.qp.unpublished", "ernic.id", "1"))
-	dps := points(md, "ernic.qp.bytes.sent", w...)
-	require.Len(t, dps, 1)
-	qp, _ := dps[0].Attributes().Get("qp")
-	assert.Equal(t, "4", qp.Str(), "the lowest handle is kept, whatever the file order")
+	s := newTestScraper(t, f.config(), &now)
+	published, _ := counts(scrapeOK(t, s))
+	require.NotZero(t, published)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	now = now.Add(5 * time.Second)
+	md, err := s.scrape(ctx)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "scrape cut after 0 of 3 instances: context canceled")
+	_, stale := counts(md)
+	assert.Zero(t, stale, "a cut scrape ends no series")
+
+	// The next whole scrape publishes every instance again, with no marker.
+	now = now.Add(5 * time.Second)
+	md = scrapeOK(t, s)
+	values, stale := counts(md)
+	assert.Equal(t, published, values)
+	assert.Zero(t, stale)
+
+	// A torn file's retry pauses end with the context too.
+	f.write(t, "2.stats", "", now)
+	s.reader.Backoff = []time.Duration{time.Hour}
+	ctx, cancel = context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	begin := time.Now()
+	_, err = s.scrape(ctx)
+	assert.Less(t, time.Since(begin), 10*time.Second)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "context deadline exceeded")
 }
 
-// commandsStart returns the start time of instance id's ernic.commands.
-func commandsStart(t *testing.T, md pmetric.Metrics, id string) pcommon.Timestamp {
-	t.Helper()
-	return one(t, md, "ernic.commands", "ernic.id", id).StartTimestamp()
-}
-
-func tsOf(t time.Time) pcommon.Timestamp { return pcommon.NewTimestampFromTime(t) }
-
-func scrapeOK(t *testing.T, s *ernicScraper) pmetric.Metrics {
-	t.Helper()
-	md, err := s.scrape(context.Background())
-	require.NoError(t, err)
-	return md
-}
-
-func replaceLine(t *testing.T, content, old, repl string) string {
-	t.Helper()
-	require.Contains(t, content, old)
-	return strings.Replace(content, old, repl, 1)
+// The forget step is linear without a cap too: 200,000 remembered
+// instances, 200,000 others in the manifest (quadratic: 4e10 compares).
+func TestForgetLeftLinear(t *testing.T) {
+	const n = 200_000
+	s := &ernicScraper{instances: make(map[int64]*instanceState, n)}
+	insts := make([]rundir.Instance, n)
+	published := make([]*rundir.Instance, n)
+	for i := range n {
+		s.instances[int64(i+1)] = &instanceState{}
+		insts[i].ID = int64(n + i + 1)
+		published[i] = &insts[i]
+	}
+	s.instances[int64(n+1)] = &instanceState{} // still listed: kept
+	begin := time.Now()
+	s.forgetLeft(published)
+	assert.Less(t, time.Since(begin), 10*time.Second)
+	assert.Len(t, s.instances, 1)
+	assert.NotNil(t, s.instances[int64(n+1)])
 }

@@ -52,7 +52,7 @@ type metadataFile struct {
 }
 
 // clusterMetrics are the metrics the receiver records in its resource
-// without attributes (instances.go, recordInstances; scraper.go for
+// without attributes (scraper.go: recordInstances, and scrapeEach for
 // ernic.run_dir.readable when the run directory cannot be read): the only
 // ones with no label at all. test/e2e's families table proves it on the
 // served page.

@@ -35,7 +35,8 @@ var (
 )
 
 // faultKey is the receiver's fault key (kind plus instance or file) of one
-// reported error, from its message (receiver/ernicreceiver/scraper.go).
+// reported error, from its message (receiver/ernicreceiver: scraper.go,
+// instance_recorder.go, stats_recorder.go).
 func faultKey(msg string) string {
 	switch {
 	case strings.HasPrefix(msg, "run directory ") && strings.Contains(msg, "nothing to publish"):

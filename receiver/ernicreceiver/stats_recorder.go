@@ -14,6 +14,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver"
 	"go.uber.org/zap"
 
 	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/metadata"
@@ -56,35 +57,93 @@ var qpCounters = []struct {
 	{rundir.QPDoorbellRecv, metadata.MetricsInfo.ErnicQpDoorbellRecv.Name, (*metadata.MetricsBuilder).RecordErnicQpDoorbellRecvDataPoint},
 }
 
-// recordStats records the device, LIF and per-QP metrics of the instance's
+// bulkShapes returns an empty copy (name, description, unit, type,
+// temporality, monotonicity) of every bulk metric, keyed by name, as the
+// generated builder makes it: it records one point of each and keeps the
+// metric without the point.
+func bulkShapes(set receiver.Settings) map[string]pmetric.Metric {
+	cfg := metadata.NewDefaultMetricsBuilderConfig()
+	cfg.Metrics.ErnicQpWqesByOpcode.Enabled = true
+	cfg.Metrics.ErnicLifCounter.Enabled = true
+	for _, c := range qpCounters {
+		*enabledFlag(&cfg.Metrics, c.name) = true
+	}
+	mb := metadata.NewMetricsBuilder(cfg, set)
+	for _, c := range qpCounters {
+		c.record(mb, 0, 0, "")
+	}
+	mb.RecordErnicLifCounterDataPoint(0, 0, "")
+	mb.RecordErnicQpWqesByOpcodeDataPoint(0, 0, "", "")
+	shapes := map[string]pmetric.Metric{}
+	forEachMetric(mb.Emit(), func(m pmetric.Metric) {
+		shapes[m.Name()] = metricShape(m)
+	})
+	return shapes
+}
+
+// statsRecorder records the metrics of an instance's stats file: the
+// device counters and their sums, the file's own gauges, and the LIF
+// counter, per-QP and opcode points (through bulk when it is on). It holds
+// what that needs and no more; the instance's state comes with each call.
+type statsRecorder struct {
+	mb *metadata.MetricsBuilder
+	// bulk records the per-QP, LIF counter and opcode points past the
+	// builder (see bulkPoints); nil when a metric has attributes turned
+	// off, whose points the builder must fold within one emit.
+	bulk *bulkPoints
+	// qpOn, lifOn and opcodeOn tell which bulk metrics are enabled;
+	// qpOn is in the order of qpCounters.
+	qpOn            []bool
+	lifOn, opcodeOn bool
+	// maxQPs is max_qps_per_instance.
+	maxQPs int
+	logger *zap.Logger
+}
+
+func newStatsRecorder(cfg *Config, mb *metadata.MetricsBuilder, bulk *bulkPoints, logger *zap.Logger) *statsRecorder {
+	r := &statsRecorder{
+		mb:       mb,
+		bulk:     bulk,
+		lifOn:    cfg.Metrics.ErnicLifCounter.Enabled,
+		opcodeOn: cfg.Metrics.ErnicQpWqesByOpcode.Enabled,
+		maxQPs:   cfg.MaxQPsPerInstance,
+		logger:   logger,
+	}
+	for _, c := range qpCounters {
+		r.qpOn = append(r.qpOn, *enabledFlag(&cfg.Metrics, c.name))
+	}
+	return r
+}
+
+// record records the device, LIF and per-QP metrics of the instance's
 // current snapshot; the builder's start time is already the instance's.
-func (s *ernicScraper) recordStats(st *instanceState, id string, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
-	s.recordFile(st, id, now, ts, errs)
-	s.recordDevice(st, id, ts)
-	qps := publishedQPs(st.stats.QPs, s.cfg.MaxQPsPerInstance)
-	s.mb.RecordErnicQpUnpublishedDataPoint(ts, int64(len(st.stats.QPs)-len(qps)))
-	if s.bulk != nil {
-		s.recordBulk(st, qps, id, ts, errs)
+func (r *statsRecorder) record(st *instanceState, id string, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
+	r.recordFile(st, id, now, ts, errs)
+	r.recordDevice(st, id, ts)
+	qps := publishedQPs(st.stats.QPs, r.maxQPs)
+	r.mb.RecordErnicQpUnpublishedDataPoint(ts, int64(len(st.stats.QPs)-len(qps)))
+	if r.bulk != nil {
+		r.recordBulk(st, qps, id, ts, errs)
 		return
 	}
-	s.recordLIF(st, id, ts)
-	s.recordQPs(st, qps, id, ts, errs)
+	r.recordLIF(st, id, ts)
+	r.recordQPs(st, qps, id, ts, errs)
 }
 
 // counter converts a file value to the int64 of a data point; a value
 // above 2^63-1 is not published and is logged once per process. name
 // builds the counter's name only then.
-func (s *ernicScraper) counter(st *instanceState, id string, v uint64, name func() string) (int64, bool) {
+func (r *statsRecorder) counter(st *instanceState, id string, v uint64, name func() string) (int64, bool) {
 	if v <= math.MaxInt64 {
 		return int64(v), true
 	}
-	s.logOverflow(st, id, name(), v)
+	r.logOverflow(st, id, name(), v)
 	return 0, false
 }
 
 // recordFile records what the stats file says of itself and of its server:
 // the connection state, the QP count, the file's age and its write count.
-func (s *ernicScraper) recordFile(st *instanceState, id string, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
+func (r *statsRecorder) recordFile(st *instanceState, id string, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
 	stats := st.stats
 	state := "unknown"
 	if stats.HasConnection {
@@ -94,8 +153,8 @@ func (s *ernicScraper) recordFile(st *instanceState, id string, now time.Time, t
 	if strings.HasPrefix(state, "connected") {
 		connected = 1
 	}
-	s.mb.RecordErnicConnectionUpDataPoint(ts, connected, state)
-	s.mb.RecordErnicQpCountDataPoint(ts, int64(len(stats.QPs)))
+	r.mb.RecordErnicConnectionUpDataPoint(ts, connected, state)
+	r.mb.RecordErnicQpCountDataPoint(ts, int64(len(stats.QPs)))
 	// A file written in the future (a clock stepped back, or touched by
 	// hand) is 0 s old, reported: a negative age would keep
 	// ErnicStatsStuck from firing for as long. A file written during this
@@ -106,108 +165,108 @@ func (s *ernicScraper) recordFile(st *instanceState, id string, now time.Time, t
 		errs.add("stats-mtime-future:"+id, 1, fmt.Errorf("instance %s: stats file modified %s, %.0f s in the future; its age is published as 0", id, st.statsTime.Format(time.RFC3339), -age))
 	}
 	age = max(age, 0)
-	s.mb.RecordErnicStatsAgeDataPoint(ts, age)
+	r.mb.RecordErnicStatsAgeDataPoint(ts, age)
 	if stats.HasWriteCount {
-		if v, ok := s.counter(st, id, stats.WriteCount, func() string { return "Write count" }); ok {
-			s.mb.RecordErnicStatsWritesDataPoint(ts, v)
+		if v, ok := r.counter(st, id, stats.WriteCount, func() string { return "Write count" }); ok {
+			r.mb.RecordErnicStatsWritesDataPoint(ts, v)
 		}
 	}
 }
 
 // recordDevice records the device-level counters and their sums.
-func (s *ernicScraper) recordDevice(st *instanceState, id string, ts pcommon.Timestamp) {
+func (r *statsRecorder) recordDevice(st *instanceState, id string, ts pcommon.Timestamp) {
 	dev := &st.stats.Device
 	for _, c := range deviceCounters {
 		for _, k := range c.keys {
 			if raw, ok := dev.Get(k); ok {
-				if v, ok := s.counter(st, id, raw, k.String); ok {
-					c.record(s.mb, ts, v)
+				if v, ok := r.counter(st, id, raw, k.String); ok {
+					c.record(r.mb, ts, v)
 				}
 				break
 			}
 		}
 	}
 	if total, ok := sumDevice(dev, rundir.BytesSent, rundir.BytesReceived, rundir.BytesRDMARead, rundir.BytesRDMAWrite); ok {
-		if v, ok := s.counter(st, id, total, func() string { return "total_bytes_sent+received+rdma_read+rdma_write" }); ok {
-			s.mb.RecordErnicRdmaBytesDataPoint(ts, v)
+		if v, ok := r.counter(st, id, total, func() string { return "total_bytes_sent+received+rdma_read+rdma_write" }); ok {
+			r.mb.RecordErnicRdmaBytesDataPoint(ts, v)
 		}
 	}
 	if total, ok := sumDevice(dev, rundir.IPBytesTx, rundir.IPBytesRx); ok {
-		if v, ok := s.counter(st, id, total, func() string { return "total_ip_bytes_tx+rx" }); ok {
-			s.mb.RecordErnicIPBytesDataPoint(ts, v)
+		if v, ok := r.counter(st, id, total, func() string { return "total_ip_bytes_tx+rx" }); ok {
+			r.mb.RecordErnicIPBytesDataPoint(ts, v)
 		}
 	}
 }
 
 // recordLIF records the LIF counters through the builder (recordBulk does
 // it when bulk recording is on).
-func (s *ernicScraper) recordLIF(st *instanceState, id string, ts pcommon.Timestamp) {
+func (r *statsRecorder) recordLIF(st *instanceState, id string, ts pcommon.Timestamp) {
 	for _, c := range st.stats.LIF {
-		if v, ok := s.counter(st, id, c.Value, func() string { return c.Name }); ok {
-			s.mb.RecordErnicLifCounterDataPoint(ts, v, c.Name)
+		if v, ok := r.counter(st, id, c.Value, func() string { return c.Name }); ok {
+			r.mb.RecordErnicLifCounterDataPoint(ts, v, c.Name)
 		}
 	}
 }
 
 // recordQPs records the per-QP counters and opcode counts of the published
 // QPs through the builder (recordBulk does it when bulk recording is on).
-func (s *ernicScraper) recordQPs(st *instanceState, qps []*rundir.QP, id string, ts pcommon.Timestamp, errs *scrapeErrors) {
+func (r *statsRecorder) recordQPs(st *instanceState, qps []*rundir.QP, id string, ts pcommon.Timestamp, errs *scrapeErrors) {
 	for _, q := range qps {
 		handle := strconv.FormatUint(uint64(q.Handle), 10)
 		for _, c := range qpCounters {
 			if raw, ok := q.Get(c.key); ok {
-				if v, ok := s.counter(st, id, raw, func() string { return "QP " + handle + " " + c.key.String() }); ok {
-					c.record(s.mb, ts, v, handle)
+				if v, ok := r.counter(st, id, raw, func() string { return "QP " + handle + " " + c.key.String() }); ok {
+					c.record(r.mb, ts, v, handle)
 				}
 			}
 		}
-		if !s.opcodeOn {
+		if !r.opcodeOn {
 			continue
 		}
 		for _, op := range q.Opcodes {
-			if s.otherClash(q, op.Name, id, handle, errs) {
+			if r.otherClash(q, op.Name, id, handle, errs) {
 				continue
 			}
-			if v, ok := s.counter(st, id, op.Value, func() string { return "QP " + handle + " opcode " + op.Name }); ok {
-				s.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, v, handle, op.Name)
+			if v, ok := r.counter(st, id, op.Value, func() string { return "QP " + handle + " opcode " + op.Name }); ok {
+				r.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, v, handle, op.Name)
 			}
 		}
 		// A wrapped `(other opcodes)` is the server's unsigned subtraction
 		// going below zero: garbage by design, dropped without a log line.
 		if q.HasOther && q.Other <= math.MaxInt64 {
-			s.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, int64(st.holdOther(q.Handle, q.Other)), handle, "other")
+			r.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, int64(st.holdOther(q.Handle, q.Other)), handle, "other")
 		}
 	}
 }
 
 // recordBulk records the LIF counter, per-QP and opcode points of the
-// instance's snapshot through s.bulk, metric by metric: the same points,
+// instance's snapshot through r.bulk, metric by metric: the same points,
 // in the same order within each metric, as the builder path
 // (recordLIF, recordQPs).
-func (s *ernicScraper) recordBulk(st *instanceState, qps []*rundir.QP, id string, ts pcommon.Timestamp, errs *scrapeErrors) {
+func (r *statsRecorder) recordBulk(st *instanceState, qps []*rundir.QP, id string, ts pcommon.Timestamp, errs *scrapeErrors) {
 	var dps pmetric.NumberDataPointSlice
 	// points returns the points of the metric called name, added to the
 	// scrape at its first point: a metric without points is not published.
 	// n is the expected number of points, the slice's first capacity.
 	points := func(name string, n int) pmetric.NumberDataPointSlice {
 		if dps == (pmetric.NumberDataPointSlice{}) {
-			dps = s.bulk.slice(name, n)
+			dps = r.bulk.slice(name, n)
 		}
 		return dps
 	}
-	if s.lifOn {
+	if r.lifOn {
 		name := metadata.MetricsInfo.ErnicLifCounter.Name
 		for _, c := range st.stats.LIF {
 			if c.Value > math.MaxInt64 {
-				s.logOverflow(st, id, c.Name, c.Value)
+				r.logOverflow(st, id, c.Name, c.Value)
 				continue
 			}
-			s.bulk.add(points(name, len(st.stats.LIF)), st.start, ts, int64(c.Value), "counter", c.Name, 0)
+			r.bulk.add(points(name, len(st.stats.LIF)), st.start, ts, int64(c.Value), "counter", c.Name, 0)
 		}
 	}
 	handles := st.qpHandles(qps)
 	for k, c := range qpCounters {
-		if !s.qpOn[k] {
+		if !r.qpOn[k] {
 			continue
 		}
 		dps = pmetric.NumberDataPointSlice{}
@@ -217,32 +276,32 @@ func (s *ernicScraper) recordBulk(st *instanceState, qps []*rundir.QP, id string
 				continue
 			}
 			if raw > math.MaxInt64 {
-				s.logOverflow(st, id, "QP "+handles[i]+" "+c.key.String(), raw)
+				r.logOverflow(st, id, "QP "+handles[i]+" "+c.key.String(), raw)
 				continue
 			}
-			s.bulk.add(points(c.name, len(qps)), st.start, ts, int64(raw), "qp", handles[i], 0)
+			r.bulk.add(points(c.name, len(qps)), st.start, ts, int64(raw), "qp", handles[i], 0)
 		}
 	}
-	if !s.opcodeOn {
+	if !r.opcodeOn {
 		return
 	}
 	dps = pmetric.NumberDataPointSlice{}
 	name := metadata.MetricsInfo.ErnicQpWqesByOpcode.Name
 	for i, q := range qps {
 		for _, op := range q.Opcodes {
-			if s.otherClash(q, op.Name, id, handles[i], errs) {
+			if r.otherClash(q, op.Name, id, handles[i], errs) {
 				continue
 			}
 			if op.Value > math.MaxInt64 {
-				s.logOverflow(st, id, "QP "+handles[i]+" opcode "+op.Name, op.Value)
+				r.logOverflow(st, id, "QP "+handles[i]+" opcode "+op.Name, op.Value)
 				continue
 			}
-			s.bulk.add(points(name, len(qps)*(len(q.Opcodes)+1)), st.start, ts, int64(op.Value), "qp", handles[i], 1).PutStr("opcode", op.Name)
+			r.bulk.add(points(name, len(qps)*(len(q.Opcodes)+1)), st.start, ts, int64(op.Value), "qp", handles[i], 1).PutStr("opcode", op.Name)
 		}
 		// A wrapped `(other opcodes)` is the server's unsigned subtraction
 		// going below zero: garbage by design, dropped without a log line.
 		if q.HasOther && q.Other <= math.MaxInt64 {
-			s.bulk.add(points(name, len(qps)*(len(q.Opcodes)+1)), st.start, ts, int64(st.holdOther(q.Handle, q.Other)), "qp", handles[i], 1).PutStr("opcode", "other")
+			r.bulk.add(points(name, len(qps)*(len(q.Opcodes)+1)), st.start, ts, int64(st.holdOther(q.Handle, q.Other)), "qp", handles[i], 1).PutStr("opcode", "other")
 		}
 	}
 }
@@ -252,7 +311,7 @@ func (s *ernicScraper) recordBulk(st *instanceState, qps []*rundir.QP, id string
 // publishes as opcode "other": the two would be one series, their values
 // summed or one hiding the other. The derived `(other opcodes)` keeps the
 // name; the opcode line is left out and reported.
-func (s *ernicScraper) otherClash(q *rundir.QP, name, id, handle string, errs *scrapeErrors) bool {
+func (r *statsRecorder) otherClash(q *rundir.QP, name, id, handle string, errs *scrapeErrors) bool {
 	if name != "other" || !q.HasOther {
 		return false
 	}
@@ -262,15 +321,11 @@ func (s *ernicScraper) otherClash(q *rundir.QP, name, id, handle string, errs *s
 
 // logOverflow logs, once per server process and counter, a counter value
 // that an int64 data point cannot hold.
-func (s *ernicScraper) logOverflow(st *instanceState, id, name string, v uint64) {
-	if st.overflowLogged[name] {
+func (r *statsRecorder) logOverflow(st *instanceState, id, name string, v uint64) {
+	if !st.logOverflowOnce(name) {
 		return
 	}
-	if st.overflowLogged == nil {
-		st.overflowLogged = map[string]bool{}
-	}
-	st.overflowLogged[name] = true
-	s.logger.Warn("Counter above 2^63-1 not published (an OTLP or Prometheus integer cannot hold it); logged once per server process",
+	r.logger.Warn("Counter above 2^63-1 not published (an OTLP or Prometheus integer cannot hold it); logged once per server process",
 		zap.String("ernic.id", id), zap.String("counter", name), zap.Uint64("value", v), zap.Int("pid", st.pid))
 }
 

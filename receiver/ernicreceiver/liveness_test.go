@@ -8,24 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// setProcComm writes <procDir>/<pid>/stat of a running process with the
-// given comm and start time in ticks after boot.
-func (f *fixture) setProcComm(t *testing.T, pid int, comm string, startTicks int) {
-	t.Helper()
-	dir := filepath.Join(f.procDir, strconv.Itoa(pid))
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	line := strconv.Itoa(pid) + " (" + comm + ") S 1 1 1 0 -1 4194560 100 0 0 0 10 5 0 0 20 0 1 0 " +
-		strconv.Itoa(startTicks) + " 123456789 1000 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "stat"), []byte(line), 0o644))
-}
 
 // A server that crashed and whose pid an unrelated process got reads as
 // down: the process at the pid started after the server's last stats
@@ -100,39 +88,6 @@ func TestPidReuseAfterFutureMtimeReadsDown(t *testing.T) {
 		require.Error(t, err)
 		assert.Equal(t, int64(0), intVal(t, md, "ernic.instance.up", "ernic.id", "2"))
 	}
-}
-
-// After a server restart, until a file of the new process is accepted,
-// there is no earlier file of that process to compare a new one's shape
-// with: a file cut at a QP block boundary is complete in form. Its lack of
-// the LIF block that the instance's earlier files had gives it away; it is
-// not published (found by the soak: a QP count never written, 1765 of
-// 10,000, published after torn writes at a restart).
-func TestRestartCutAtQPBoundaryNotPublished(t *testing.T) {
-	f := newFixture(t, "basic")
-	now := scrapeNow
-	s := newTestScraper(t, f.config(), &now)
-	s.reader.Backoff = nil
-	require.Equal(t, int64(2), intVal(t, scrapeOK(t, s), "ernic.qp.count", "ernic.id", "2"))
-	whole, err := os.ReadFile(filepath.Join(f.runDir, "2.stats"))
-	require.NoError(t, err)
-
-	// The server restarts (hot-reload: pid 4300); the first read of its
-	// file is cut after the first QP block.
-	f.setProcComm(t, 4300, "rocm ernic (w)", 70200)
-	f.write(t, "instances.json", `{"instances":[{"id":2,"role":"worker","pid":4300,"mac":"m","vm":null}]}`, now)
-	cut := string(whole[:strings.Index(string(whole), "  QP 4:")])
-	f.write(t, "2.stats", cut, time.Unix(bootTime+703, 0))
-	now = now.Add(5 * time.Second)
-	md, err := s.scrape(context.Background())
-	require.ErrorContains(t, err, "no LIF block")
-	assert.Empty(t, points(md, "ernic.qp.count", "ernic.id", "2"), "the cut file is not published")
-
-	// The whole file of the new process is.
-	f.write(t, "2.stats", string(whole), time.Unix(bootTime+704, 0))
-	now = now.Add(5 * time.Second)
-	md = scrapeOK(t, s)
-	assert.Equal(t, int64(2), intVal(t, md, "ernic.qp.count", "ernic.id", "2"))
 }
 
 // The server writes its file, dies, and the receiver reads that last file

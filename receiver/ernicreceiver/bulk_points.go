@@ -6,7 +6,6 @@ package ernicreceiver // import "github.com/rocm-ernic/otelcol-ernic/receiver/er
 import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/collector/receiver"
 
 	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/metadata"
 )
@@ -81,30 +80,6 @@ func (b *bulkPoints) add(dps pmetric.NumberDataPointSlice, start, ts pcommon.Tim
 func (b *bulkPoints) moveTo(ms pmetric.MetricSlice) {
 	clear(b.points)
 	b.out.MoveAndAppendTo(ms)
-}
-
-// bulkShapes returns an empty copy (name, description, unit, type,
-// temporality, monotonicity) of every bulk metric, keyed by name, as the
-// generated builder makes it: it records one point of each and keeps the
-// metric without the point.
-func bulkShapes(set receiver.Settings) map[string]pmetric.Metric {
-	cfg := metadata.NewDefaultMetricsBuilderConfig()
-	cfg.Metrics.ErnicQpWqesByOpcode.Enabled = true
-	cfg.Metrics.ErnicLifCounter.Enabled = true
-	for _, c := range qpCounters {
-		*enabledFlag(&cfg.Metrics, c.name) = true
-	}
-	mb := metadata.NewMetricsBuilder(cfg, set)
-	for _, c := range qpCounters {
-		c.record(mb, 0, 0, "")
-	}
-	mb.RecordErnicLifCounterDataPoint(0, 0, "")
-	mb.RecordErnicQpWqesByOpcodeDataPoint(0, 0, "", "")
-	shapes := map[string]pmetric.Metric{}
-	forEachMetric(mb.Emit(), func(m pmetric.Metric) {
-		shapes[m.Name()] = metricShape(m)
-	})
-	return shapes
 }
 
 // forEachMetric calls fn with every metric of md.
