@@ -48,10 +48,8 @@ type queued struct {
 	s                Settings
 	report           *deliveryreport.Report
 	sender           *pushqueue.Sender[*Request]
-	// window is nil without merge_window.
-	window *pushqueue.Window[*stream]
-	// last and lastRaw size the next request; guarded by window's lock.
-	last, lastRaw int
+	// merger is nil without merge_window.
+	merger *merger
 }
 
 // NewMetrics returns the exporter: exporterhelper's queue of Requests, sent by pushqueue's Sender.
@@ -81,31 +79,38 @@ func NewMetrics(ctx context.Context, set exporter.Settings, s Settings, opts ...
 	}
 	q.Metrics = inner
 	if s.MergeWindow > 0 {
-		q.window = pushqueue.NewWindow(s.MergeWindow, q.flushMerged)
+		q.merger = &merger{name: s.Name, compression: s.Compression, sizer: ss.Sizer, capacity: ss.Capacity,
+			report: q.report, sender: q.sender, enqueue: q.enqueue}
+		q.merger.window = pushqueue.NewWindow(s.MergeWindow, q.merger.flush)
 	}
 	return q, nil
 }
 
 // ConsumeMetrics encodes md into the queue or the pending merged request.
 func (q *queued) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
-	if q.window != nil {
-		return q.merge(ctx, md)
+	if q.merger != nil {
+		return q.merger.merge(ctx, md)
 	}
 	r, err := Encode(md, q.s.Compression)
 	if err != nil {
 		return consumererror.NewPermanent(fmt.Errorf("%s: %w", q.s.Name, err))
 	}
-	if err := q.sender.Enqueue(ctx, q.Metrics, r); err != nil {
+	if err := q.enqueue(ctx, r); err != nil {
 		q.report.NotQueued(err, r.Points, q.sender.Backlog())
 		return err
 	}
 	return nil
 }
 
+// enqueue puts r in the queue.
+func (q *queued) enqueue(ctx context.Context, r *Request) error {
+	return q.sender.Enqueue(ctx, q.Metrics, r)
+}
+
 // Shutdown queues the pending merged request and ends retries before stopping the queue.
 func (q *queued) Shutdown(ctx context.Context) error {
-	if q.window != nil {
-		_ = q.window.Flush(ctx) // a refusal is reported as lost
+	if q.merger != nil {
+		_ = q.merger.window.Flush(ctx) // a refusal is reported as lost
 	}
 	q.sender.Stop()
 	return q.Metrics.Shutdown(ctx)

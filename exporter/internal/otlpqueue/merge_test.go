@@ -113,7 +113,7 @@ func TestMergeCompressedAsItComes(t *testing.T) {
 		all = append(all, batch(i, 500))
 		raw += len(mustEncode(t, batch(i, 500)))
 	}
-	require.True(t, q.window.Pending(func(s *stream) {
+	require.True(t, q.merger.window.Pending(func(s *stream) {
 		assert.Equal(t, raw, s.raw)
 		assert.Less(t, s.out.Cap(), raw/4, "%d bytes held for a %d-byte request", s.out.Cap(), raw)
 	}))
@@ -132,10 +132,10 @@ func TestMergeZstdWindowFollowsBatches(t *testing.T) {
 	defer func() { require.NoError(t, e.Shutdown(context.Background())) }()
 	q := e.(*queued)
 	window := func() (w int) {
-		q.window.Pending(func(s *stream) { w = s.window })
+		q.merger.window.Pending(func(s *stream) { w = s.window })
 		return w
 	}
-	flush := func() { require.NoError(t, q.window.Flush(context.Background())) }
+	flush := func() { require.NoError(t, q.merger.window.Flush(context.Background())) }
 	small, large := batch(0, 20), batch(1, 3000)
 	require.Less(t, len(mustEncode(t, small)), 32<<10)
 	big := len(mustEncode(t, large))
