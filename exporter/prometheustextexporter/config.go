@@ -15,21 +15,16 @@ import (
 
 // Config is the prometheus_text exporter's configuration.
 type Config struct {
-	// ServerConfig is the HTTP server: endpoint (host:port to listen on,
-	// e.g. 0.0.0.0:9840), tls, and the other confighttp server settings.
-	// Metrics are served at /metrics; every other path is 404.
+	// ServerConfig is the HTTP server: endpoint, tls and confighttp's other
+	// settings. Metrics are served at /metrics; every other path is 404.
 	confighttp.ServerConfig `mapstructure:",squash"`
 
-	// MetricExpiration is how long a resource's latest batch is served
-	// when no newer batch of that resource comes (the receiver stopped, or
-	// the resource is gone). Default 1m.
+	// MetricExpiration is how long a resource's latest batch is served without
+	// a newer one.
 	MetricExpiration time.Duration `mapstructure:"metric_expiration"`
 
-	// ResourceToTelemetryConversion makes the resource attributes labels
-	// of every series (contrib's setting of that name). On by default,
-	// unlike contrib's prometheus exporter: the receiver's ernic.id and
-	// role are resource attributes, and without them the series of the
-	// instances would collide.
+	// ResourceToTelemetryConversion makes resource attributes labels; on by
+	// default, unlike contrib's, or the instances' series would collide.
 	ResourceToTelemetryConversion promname.ResourceToTelemetrySettings `mapstructure:"resource_to_telemetry_conversion"`
 
 	// prevent unkeyed literal initialization

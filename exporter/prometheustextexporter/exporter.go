@@ -69,10 +69,8 @@ func (e *textExporter) Capabilities() consumer.Capabilities {
 	return consumer.Capabilities{MutatesData: false}
 }
 
-// ConsumeMetrics renders each resource of md in the text format once, not
-// once per GET, and keeps it as that resource's latest batch. The batch it
-// replaces is kept for the next one to be rendered into, unless a GET was
-// writing it.
+// ConsumeMetrics renders each resource of md once, not once per GET, and
+// keeps it; the batch replaced is rendered into next unless a GET writes it.
 func (e *textExporter) ConsumeMetrics(_ context.Context, md pmetric.Metrics) error {
 	now := e.now()
 	rms := md.ResourceMetrics()
@@ -118,9 +116,8 @@ func (e *textExporter) resourceKey(attrs pcommon.Map) uint64 {
 	return sum ^ maphash.Bytes(e.seed, b[:])
 }
 
-// current returns the batches to serve, oldest resource first, and forgets
-// those older than metric_expiration. Each is counted as served until
-// done is called with them.
+// current returns the batches to serve, oldest resource first, forgetting
+// the expired; each counts as served until done is called with them.
 func (e *textExporter) current() []*rendered {
 	now := e.now()
 	e.mu.Lock()
@@ -169,12 +166,10 @@ func (e *textExporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var zout *bufio.Writer // gz's output, before w
 	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
 		w.Header().Set("Content-Encoding", "gzip")
-		// klauspost/compress's stateless level takes its buffers from the
-		// package's pools where compress/gzip allocates its own each GET
-		// (docs/performance-pipelines.md, Pull endpoint). Its Write does
-		// not keep its error: close it only if every write went through.
-		// zout gathers its small writes, each a chance for the scheduler
-		// to hand the only P to another thread.
+		// klauspost's stateless level takes its buffers from pools where
+		// compress/gzip allocates its own per GET (docs/performance-pipelines.md).
+		// Its Write drops its error: close only if every write went through. zout
+		// gathers the small writes, each a chance to lose the only P.
 		zout = bufs.zout
 		zout.Reset(w)
 		gz, _ = gzip.NewWriterLevel(zout, gzip.StatelessCompression)
@@ -197,9 +192,8 @@ func (e *textExporter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// serveBuffers are a GET's text and gzip output buffers, pooled: made anew
-// they were most of what a GET allocated (docs/performance-pipelines.md,
-// Pull endpoint).
+// serveBuffers are a GET's text and gzip buffers, pooled: made anew they were
+// most of a GET's allocations (docs/performance-pipelines.md, Pull endpoint).
 type serveBuffers struct {
 	text, zout *bufio.Writer
 }

@@ -18,8 +18,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
-// family is one Prometheus metric family of a GET: its translated name,
-// HELP and TYPE, and the metrics of the kept batches that make it up.
+// family is one Prometheus metric family of a GET and its kept metrics.
 type family struct {
 	name, help, typ string
 	metrics         []pmetric.Metric
@@ -61,12 +60,10 @@ func (n *namer) families(rms []pmetric.ResourceMetrics) []*family {
 	return out
 }
 
-// rendered is one resource's batch in the text format: its families'
-// series lines in buf, without HELP and TYPE (a family of several resources
-// gets them once per GET). A line is kept as one kind byte (lineBare,
-// lineOpen, lineWhole) and its text after the family's prefix of that
-// kind, so that the family name and the resource's labels, most of a QP
-// series' line, are kept once per family.
+// rendered is one resource's batch as series lines, without HELP and TYPE
+// (once per GET for a family of several resources). A line is kept as a kind
+// byte and its text after the family's prefix of that kind, so that the name
+// and resource labels, most of a QP line, are kept once per family.
 type rendered struct {
 	fams    []renderedFamily
 	buf     []byte
@@ -79,10 +76,8 @@ type rendered struct {
 // renderedFamily's lines are buf[start:end].
 type renderedFamily struct {
 	name, help, typ string
-	// prefix[lineBare] is the name and the resource's labels closed
-	// (`name{ernic_id="3",role="worker"}`, or `name` without any);
-	// prefix[lineOpen] leaves them open for the point's own labels
-	// (`name{ernic_id="3",role="worker",`, or `name{`).
+	// prefix[lineBare] is `name{resource labels}` closed (or `name`);
+	// prefix[lineOpen] leaves it open for the point's own labels.
 	prefix     [2]string
 	start, end int
 }
@@ -109,10 +104,8 @@ func (f *renderedFamily) writeTo(w *bufio.Writer, r *rendered) error {
 	return nil
 }
 
-// render writes the series lines of rm's families, with rm's resource
-// attributes as labels when promote is true, leaving out points without a
-// recorded value. into, when not nil, is an earlier batch of the resource
-// that no GET writes any longer: its buffers and prefixes are reused.
+// render writes the series lines of rm, with its resource labels when
+// promote, skipping points without a value; into, if not nil, is reused.
 func (n *namer) render(rm pmetric.ResourceMetrics, promote bool, into *rendered) *rendered {
 	fams := n.families([]pmetric.ResourceMetrics{rm})
 	labels := n.NewPointLabels(rm.Resource().Attributes(), promote, false)
@@ -128,9 +121,8 @@ func (n *namer) render(rm pmetric.ResourceMetrics, promote bool, into *rendered)
 		b = out.buf[:0]
 	} else {
 		out = &rendered{fams: make([]renderedFamily, 0, len(fams)), resText: string(resBytes)}
-		// A scratch buffer kept between batches, copied out at its exact
-		// size: one allocation, where growing a buffer of its own took
-		// several.
+		// A scratch buffer, copied out at its exact size: one allocation, where
+		// growing a buffer of its own took several.
 		scratch := scratchBuffers.Get().(*[]byte)
 		defer scratchBuffers.Put(scratch)
 		b = (*scratch)[:0]
@@ -186,8 +178,7 @@ func (n *namer) render(rm pmetric.ResourceMetrics, promote bool, into *rendered)
 	return out
 }
 
-// scratchBuffers hold a batch as render writes it (*[]byte, each as large
-// as the largest batch rendered with it).
+// scratchBuffers hold a batch as render writes it (*[]byte).
 var scratchBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 func numberPoints(m pmetric.Metric) pmetric.NumberDataPointSlice {
@@ -197,9 +188,8 @@ func numberPoints(m pmetric.Metric) pmetric.NumberDataPointSlice {
 	return m.Sum().DataPoints()
 }
 
-// write writes the rendered batches in the text format 0.0.4: families in
-// name order, each with its HELP and TYPE once and the lines of every batch
-// that has it, in the order of rs.
+// write writes the batches in the text format 0.0.4: families in name
+// order, HELP and TYPE once each, then the lines of every batch, in rs order.
 func write(w *bufio.Writer, rs []*rendered) error {
 	type part struct {
 		r *rendered
@@ -268,8 +258,7 @@ func appendLabelList(b []byte, labels []promname.Label) []byte {
 	return b
 }
 
-// appendEscaped appends s escaped for a label value (quote) or a HELP text:
-// backslash, line feed and, in a label value, the double quote. Invalid
+// appendEscaped escapes s for a label value (quote) or HELP text; invalid
 // UTF-8 becomes U+FFFD, which a Prometheus server would otherwise refuse.
 func appendEscaped(b []byte, s string, quote bool) []byte {
 	for i := 0; i < len(s); i++ {

@@ -9,14 +9,11 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 )
 
-// Config is file_storage's configuration, plus the bound on the damaged
-// files set aside.
+// Config is file_storage's configuration plus set_aside.
 type Config struct {
 	filestorage.Config `mapstructure:",squash"`
 
-	// SetAside bounds the damaged queue files kept for inspection: this
-	// extension's *.damaged files and file_storage's *.backup files in
-	// directory. Beyond either bound, the oldest are deleted.
+	// SetAside bounds the damaged queue files kept for inspection.
 	SetAside SetAsideConfig `mapstructure:"set_aside"`
 }
 
@@ -24,8 +21,7 @@ type Config struct {
 type SetAsideConfig struct {
 	// MaxFiles is how many are kept at most (0: none is kept).
 	MaxFiles int `mapstructure:"max_files"`
-	// MaxBytes is how many bytes they may take together (0: no bound
-	// in bytes, only max_files).
+	// MaxBytes is how many bytes they may take together (0: no bound in bytes).
 	MaxBytes int64 `mapstructure:"max_bytes"`
 }
 

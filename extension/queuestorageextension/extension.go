@@ -13,9 +13,7 @@ import (
 	"go.uber.org/zap"
 )
 
-// queueStorage is file_storage behind a check of its directory at start:
-// what the exporters' queues open is either a file bbolt can read or a
-// fresh one.
+// queueStorage is file_storage behind a check of its directory at start.
 type queueStorage struct {
 	cfg    *Config
 	logger *zap.Logger

@@ -13,8 +13,7 @@ import (
 	"github.com/rocm-ernic/otelcol-ernic/extension/queuestorageextension/internal/metadata"
 )
 
-// Defaults of the bound on damaged files: a few to look at, and no more
-// than one full queue of the shipped configurations' default bound.
+// Defaults of set_aside: a few files to look at, at most one full shipped queue.
 const (
 	defaultMaxFiles = 3
 	defaultMaxBytes = 256 << 20
@@ -35,8 +34,7 @@ func createDefaultConfig() component.Config {
 
 func createExtension(ctx context.Context, set extension.Settings, cfg component.Config) (extension.Extension, error) {
 	c := cfg.(*Config)
-	// The factory takes only IDs of its own type: file_storage under
-	// this extension's name.
+	// The factory takes only IDs of its own type.
 	fsf := filestorage.NewFactory()
 	innerSet := set
 	innerSet.ID = component.NewIDWithName(fsf.Type(), set.ID.Name())

@@ -25,8 +25,7 @@ const (
 	damagedSuffix = ".damaged"
 	// backupSuffix ends the name of a file file_storage's recreate set aside.
 	backupSuffix = ".backup"
-	// lockWait bounds the wait for a file another process holds: such a
-	// file is in use, not damaged.
+	// lockWait bounds the wait for a locked file: in use, not damaged.
 	lockWait = time.Second
 )
 
@@ -39,8 +38,7 @@ type setAsideDir struct {
 	now func() time.Time
 }
 
-// setAsideDamaged renames aside each queue file of the directory that
-// bbolt cannot open or read.
+// setAsideDamaged renames aside each queue file bbolt cannot open or read.
 func (d setAsideDir) setAsideDamaged() {
 	entries, err := os.ReadDir(d.path)
 	if err != nil {
@@ -78,8 +76,7 @@ func (d setAsideDir) setAsideDamaged() {
 }
 
 // readable opens path read-only with bbolt and reads every key, turning
-// panics and memory faults of a damaged file into an error. A file that
-// another process holds locked is not damaged: nil.
+// panics and memory faults into an error; a file locked by another is nil.
 func readable(path string) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
@@ -102,9 +99,8 @@ func readable(path string) (err error) {
 	})
 }
 
-// clientPrefixes start the names file_storage gives its clients' files
-// (<kind>_<type>_<name>_<name>). Only such files are read, renamed or
-// deleted: the directory may hold files of others.
+// clientPrefixes start file_storage's client file names: only those are
+// touched, as the directory may hold others' files.
 var clientPrefixes = []string{"receiver_", "processor_", "exporter_", "extension_", "connector_"}
 
 func isClientFile(name string) bool {
@@ -146,9 +142,8 @@ func (d setAsideDir) prune() {
 	}
 }
 
-// setAside lists the files set aside in the directory. When one was set
-// aside is its inode's change time: a rename sets it, where the
-// modification time stays that of the queue's last write.
+// setAside lists the files set aside, dated by ctime: a rename sets it, the
+// mtime stays the queue's last write.
 func (d setAsideDir) setAside() []setAsideFile {
 	entries, err := os.ReadDir(d.path)
 	if err != nil {

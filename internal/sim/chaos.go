@@ -16,11 +16,8 @@ import (
 	"time"
 )
 
-// Chaos mode: a Chaos runner injects, into a running Sim, every fault a
-// reader of the run directory can meet, and logs each fault, each real
-// restart and every complete stats write as JSON lines, so that a test can
-// compare what a collector published with what was written. The kinds and
-// what each does: README.md, Chaos mode.
+// Chaos mode injects every fault a reader of the run directory can meet and
+// logs faults, restarts and complete writes (README.md, Chaos mode).
 
 // Chaos event kinds that are not torn writes.
 const (
@@ -41,8 +38,7 @@ const (
 	ChaosManifestGrow   = "manifest-grow"
 	ChaosInvalidUTF8    = "invalid-utf8"
 	ChaosFutureMtime    = "future-mtime"
-	// ChaosRestart is a hot-reload: a real restart, logged as "restart",
-	// scheduled like the faults.
+	// ChaosRestart is a hot-reload, a real restart, scheduled like the faults.
 	ChaosRestart = "restart"
 )
 
@@ -58,12 +54,10 @@ const (
 	chaosRestartHot      = "hot-reload"
 )
 
-// ChaosTornKinds are the torn-write kinds, in the order the torn writer
-// cycles through them.
+// ChaosTornKinds are the torn-write kinds, in the torn writer's order.
 var ChaosTornKinds = []string{ChaosTornEmpty, ChaosTornLine, ChaosTornQP, ChaosTornQPBoundary, ChaosTornBuffer}
 
-// ChaosKinds are the scheduled kinds (all but the torn writes), in the order
-// of README.md. huge-instance runs once, first.
+// ChaosKinds are the scheduled kinds in README.md's order; huge-instance first.
 var ChaosKinds = []string{
 	ChaosManifestRace, ChaosManifestTorn, ChaosCrash, ChaosPIDReuse, ChaosRunDirRecreate,
 	ChaosUnreadableDir, ChaosUnreadableMode, ChaosSymlink, ChaosOversized, ChaosGarbage,
@@ -71,29 +65,23 @@ var ChaosKinds = []string{
 	ChaosManifestGrow, ChaosInvalidUTF8, ChaosFutureMtime,
 }
 
-// ChaosBadLIFName is the LIF counter name the invalid-utf8 fault writes:
-// bytes 0xff 0xfe are not UTF-8.
+// ChaosBadLIFName is invalid-utf8's LIF counter name (0xff 0xfe: not UTF-8).
 const ChaosBadLIFName = "rx_chaos_\xff\xfe_bad"
 
-// ChaosBadConnection is the connection state the invalid-utf8 fault
-// writes: connected, with bytes that are not UTF-8.
+// ChaosBadConnection is invalid-utf8's connection state.
 const ChaosBadConnection = "connected (chaos \xfe)"
 
-// ChaosDecoyComm is the command name of the unrelated process of every
-// other pid-reuse fault.
+// ChaosDecoyComm is the command name of every other pid-reuse decoy.
 const ChaosDecoyComm = "ernic-decoy"
 
-// FutureMtime is how far ahead the future-mtime fault sets the stats
-// file's mtime.
+// FutureMtime is how far ahead future-mtime sets the stats file's mtime.
 const FutureMtime = 3 * time.Hour
 
-// ChaosSampleQPBelow: the write log carries the QPs whose handle is below
-// it (all QPs of an instance with the default 8 QPs, about ten of a
-// 10 000-QP instance). Faults aimed at one QP pick one of these.
+// ChaosSampleQPBelow: the write log carries the QPs with a lower handle;
+// faults aimed at one QP pick one of these.
 const ChaosSampleQPBelow = 32
 
-// ChaosSampleLIF are the LIF counters the write log carries: the ones the
-// simulator moves most and the ones near-2^64 sets.
+// ChaosSampleLIF are the LIF counters the write log carries.
 var ChaosSampleLIF = []string{
 	"tx_rdma_ucast_bytes", "rx_rdma_ucast_bytes", "tx_ucast_packets", "rx_ucast_bytes",
 	"rx_bcast_packets", "rx_rdma_ecn_packets",
@@ -108,41 +96,32 @@ const (
 	chaosNearMaxValue = math.MaxUint64 - 12345
 )
 
-// chaosBogus is added to every counter of the files that must never be
-// published (symlink target, oversized file).
+// chaosBogus is added to every counter of files never to be published.
 const chaosBogus = 1_000_000_000_000
 
 // ChaosOptions configures a Chaos runner. Zero values take the defaults.
 type ChaosOptions struct {
-	// Events receives the JSON-lines log (one ChaosRecord per line). Writes
-	// to it are serialised. May be nil.
+	// Events receives the JSON-lines log; writes are serialised. May be nil.
 	Events io.Writer
 	// Every is the time between two scheduled events (default 3s).
 	Every time.Duration
-	// TornEvery is the time between two torn stats writes (default 1s;
-	// negative: none).
+	// TornEvery is the time between torn stats writes (default 1s; <0: none).
 	TornEvery time.Duration
-	// HoldMin and HoldMax bound how long a lasting fault lasts (default
-	// 2s..4s).
+	// HoldMin and HoldMax bound a lasting fault (default 2s..4s).
 	HoldMin, HoldMax time.Duration
-	// RestartGap is the least time between two restarts of one instance,
-	// and between its creation and its first restart (default 10s), so
-	// that every process is seen by a collector scraping every second.
+	// RestartGap is the least time between restarts of one instance (default
+	// 10s), so that a collector scraping every second sees every process.
 	RestartGap time.Duration
-	// MaxFileBytes is the collector's max_file_bytes: the oversized file is
-	// 4 KiB larger (default 64 MiB, the receiver's default).
+	// MaxFileBytes is the collector's max_file_bytes (default 64 MiB).
 	MaxFileBytes int64
-	// HugeQPs is the QP count of the huge-instance (default 10000; negative:
-	// no huge instance).
+	// HugeQPs is huge-instance's QP count (default 10000; negative: none).
 	HugeQPs int
-	// Kinds, when not empty, are the scheduled kinds (from ChaosKinds);
-	// default all of them.
+	// Kinds, when not empty, are the scheduled kinds; default all.
 	Kinds []string
 	// Seed makes the choices reproducible (not the timing).
 	Seed int64
-	// MaxInstances is the collector's max_instances: when positive,
-	// instance faults are aimed only at the MaxInstances instances of
-	// lowest id, the ones it publishes. Default (0) all instances.
+	// MaxInstances is the collector's max_instances: when positive, faults aim
+	// only at the instances it publishes.
 	MaxInstances int
 }
 
@@ -184,9 +163,8 @@ type Chaos struct {
 	stopOnce sync.Once
 }
 
-// NewChaos returns a Chaos runner for s, which must be New'd and may be
-// started already. It hooks s's stats writes at once: from now on every
-// complete write is logged.
+// NewChaos returns a Chaos runner for s (New'd, maybe started); every
+// complete write is logged from now on.
 func NewChaos(s *Sim, o ChaosOptions) (*Chaos, error) {
 	if o.Every <= 0 {
 		o.Every = 3 * time.Second
@@ -239,8 +217,7 @@ func NewChaos(s *Sim, o ChaosOptions) (*Chaos, error) {
 	return c, nil
 }
 
-// Start begins injecting until ctx is done or Stop is called. The Sim must
-// be running.
+// Start begins injecting until ctx is done or Stop; the Sim must be running.
 func (c *Chaos) Start(ctx context.Context) error {
 	s := c.s
 	s.mu.Lock()
@@ -268,9 +245,8 @@ func (c *Chaos) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop stops injecting, waits until every fault in progress is undone (a
-// crashed server is replaced by a new one: a real restart) and returns.
-// Call it before the Sim's Stop. Idempotent.
+// Stop stops injecting and waits until every fault is undone. Call it
+// before the Sim's Stop. Idempotent.
 func (c *Chaos) Stop() error {
 	c.stopOnce.Do(func() {
 		if c.cancel != nil {

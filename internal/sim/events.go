@@ -9,9 +9,8 @@ import (
 	"slices"
 )
 
-// Events on demand, for tests that need a fault at a known time (the
-// dashboard and alert tests of test/e2e). The ticks skip a held instance
-// (Stall, Disconnect, Kill), its periodic device reset included.
+// Events on demand, for tests that need a fault at a known time. The ticks
+// skip a held instance (Stall, Disconnect, Kill).
 
 // Connection states of the events (rundir/README.md §3.3), beside those of sim.go.
 const (
@@ -45,11 +44,9 @@ func (s *Sim) attachedInst(id int) (*inst, error) {
 	return in, nil
 }
 
-// Reset gives instance id a device reset now, as the periodic one every
-// ~60s does: one tick of traffic with reset_count+1 (plus the reset's
-// commands and register accesses), written at once with the connection
-// "connected (device reset)". The next tick writes "connected" again. The
-// instance must be attached and not held (Stall, Disconnect, Kill).
+// Reset gives instance id a device reset now, written at once with
+// "connected (device reset)"; the next tick writes "connected". The instance
+// must be attached and not held.
 func (s *Sim) Reset(id int) error { return s.resetWith(id, connReset) }
 
 // FLR gives instance id a PCI function-level reset now: like Reset, but the
@@ -67,10 +64,8 @@ func (s *Sim) resetWith(id int, conn string) error {
 	return s.write(in, conn)
 }
 
-// LIFBurst adds counts to instance id's LIF counters (names from LIFNames,
-// e.g. "rdma_req_rx_pkt_seq_err", "rx_ucast_drop_packets") and writes the
-// file at once. It needs Options.LIF and an attached instance that is not
-// held; nothing is added when a name is unknown.
+// LIFBurst adds counts to instance id's LIF counters and writes at once.
+// It needs Options.LIF and an attached, not held instance.
 func (s *Sim) LIFBurst(id int, counts map[string]uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -92,9 +87,8 @@ func (s *Sim) LIFBurst(id int, counts map[string]uint64) error {
 	return s.write(in, in.conn)
 }
 
-// Stall makes instance id's server stop writing its stats file while its
-// client stays attached: the file keeps its last content, "connected"
-// included, and its mtime ages. Resume ends it.
+// Stall stops instance id's stats writes while its client stays attached,
+// until Resume.
 func (s *Sim) Stall(id int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -106,9 +100,8 @@ func (s *Sim) Stall(id int) error {
 	return nil
 }
 
-// Disconnect makes instance id's client connection drop: one write with
-// "disconnected (lost connection)", then, without a client, no more writes
-// until Resume (the client is back: the next tick writes "connected").
+// Disconnect writes "disconnected (lost connection)" once, then nothing
+// until Resume.
 func (s *Sim) Disconnect(id int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -141,9 +134,8 @@ func (s *Sim) Resume(id int) error {
 	return nil
 }
 
-// Kill makes instance id's server process die without a shutdown write and
-// without leaving the manifest: its pid is gone, its stats file stays as
-// the last write left it. Restart starts a new server process.
+// Kill kills instance id's server without a shutdown write, leaving the
+// manifest and the file; Restart starts a new one.
 func (s *Sim) Kill(id int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,13 +1,10 @@
 // Copyright The otelcol-ernic Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package sim simulates a rocm-ernic run directory: the instances.json
-// manifest written by rocm-ernic-launcher/ernicctl and the <id>.stats files
-// rewritten in place by every rocm-ernic server process, in the exact format
-// of receiver/ernicreceiver/internal/rundir/README.md.
-//
-// Files are written the way the real tools do (truncate in place, no
-// rename), and each instance has a live "server" child process.
+// Package sim simulates a rocm-ernic run directory, instances.json and the
+// <id>.stats files, in the exact format of
+// receiver/ernicreceiver/internal/rundir/README.md, written the way the real
+// tools do (truncate in place), each instance with a live server child.
 package sim
 
 import (
@@ -15,9 +12,7 @@ import (
 	"io"
 )
 
-// Counter is one named counter line (LIF counters, WQE opcodes). Value is a
-// count (packets, WQEs, errors) or a byte count, depending on Name; it is
-// printed as an unsigned 64-bit decimal.
+// Counter is one named counter line (LIF counters, WQE opcodes).
 type Counter struct {
 	// Name is the key printed before " : " (e.g. "RDMA_WRITE", "rx_ucast_bytes").
 	Name string
@@ -45,18 +40,15 @@ type QP struct {
 	BytesRDMARead uint64
 	// BytesRDMAWrite is "bytes_rdma_write": bytes moved by RDMA WRITE.
 	BytesRDMAWrite uint64
-	// Opcodes are the lines under "WQEs by opcode:", printed in this order,
-	// only those with Value > 0. Names should come from OpcodeNames.
+	// Opcodes are the lines under "WQEs by opcode:", those with Value > 0.
 	Opcodes []Counter
-	// Other, when true, prints "(other opcodes) : N" after the opcode lines
-	// with N = WQEsProcessed - sum(Opcodes) computed in uint64, so it wraps to
-	// a number near 2^64 (like the real server) when the sum is larger.
+	// Other prints "(other opcodes) : N", N = WQEsProcessed - sum(Opcodes) in
+	// uint64, which wraps near 2^64 like the real server's.
 	Other bool
 }
 
-// Device holds the 15 device counters of the "Device Statistics:" section of
-// the current server format. mmio_reads_total and mmio_writes_total are not
-// stored: they are printed as Bar0Reads+UARReads and Bar0Writes+UARWrites.
+// Device holds the 15 device counters of the current server format;
+// mmio_*_total are printed as the sums of the BAR0 and UAR ones.
 type Device struct {
 	// Commands is "commands": admin commands executed (count).
 	Commands uint64
@@ -98,16 +90,13 @@ type Stats struct {
 	MAC string
 	// Connection is the "connection" value (rundir/README.md §3.3, e.g. "connected").
 	Connection string
-	// WriteCount is printed as "Write count : N" at column 0: how many stats
-	// writes this process completed before this one.
+	// WriteCount is "Write count : N": the writes this process completed before.
 	WriteCount uint64
 	// Device is the "Device Statistics:" section.
 	Device Device
-	// QPs are the blocks of "Per-QP Statistics:", printed in slice order (the
-	// server prints hash-table order).
+	// QPs are the blocks of "Per-QP Statistics:", in slice order.
 	QPs []QP
-	// LIF, when non-empty, is printed after the QP blocks under the header
-	// "LIF Statistics:" (column 0) as lines "  name : N", then one blank line.
+	// LIF, when not empty, is printed under "LIF Statistics:" after the QPs.
 	LIF []Counter
 }
 
@@ -134,8 +123,7 @@ var OpcodeNames = [...]string{
 	"SEND_DC",
 }
 
-// Key paddings of the current server (rundir/README.md §3). Keys longer than the
-// pad are printed whole ("%-Ns" does exactly that).
+// Key paddings of the current server (rundir/README.md §3); longer keys whole.
 const (
 	instancePad = 11 // "  socket      : "
 	devicePad   = 23 // "  commands                : "
@@ -156,9 +144,8 @@ func (e *errWriter) printf(format string, args ...any) {
 	_, e.err = fmt.Fprintf(e.w, format, args...)
 }
 
-// FormatStats writes s to w in the current server's exact format
-// (rundir/README.md §3), line by line as the server's stdio stream does:
-// give it a buffered writer.
+// FormatStats writes s to w in the current server's exact format, line by
+// line as the server's stdio stream does: give it a buffered writer.
 func FormatStats(w io.Writer, s *Stats) error {
 	e := &errWriter{w: w}
 	e.printf("=== ROCm ERNIC Statistics ===\n")

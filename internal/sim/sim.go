@@ -19,37 +19,30 @@ import (
 
 // Options configures a simulation.
 type Options struct {
-	// RunDir is the simulated ERNIC_RUN_DIR; created (0755) if missing, never
-	// removed. Required.
+	// RunDir is the simulated ERNIC_RUN_DIR; created if missing. Required.
 	RunDir string
-	// Instances is the number of server instances: id 1 is the manager (no
-	// VM, so its stats file is only written at startup and shutdown), ids
-	// 2..N are workers with an attached VM. Default (0) 3.
+	// Instances is the number of instances: id 1 is the manager (no VM, written
+	// only at startup and shutdown), the others workers with a VM. Default 3.
 	Instances int
 	// QPs is the number of QPs each attached instance ends up with; they
 	// appear over the first four ticks. Default (0) 8; negative means none.
 	QPs int
-	// Interval is the time between two stats writes of an attached
-	// instance; per-tick traffic is scaled to it. Default (0) 1s.
+	// Interval is the time between two stats writes. Default (0) 1s.
 	Interval time.Duration
 	// LIF prints the "LIF Statistics:" block (74 counters) in every write.
 	LIF bool
-	// Seed makes counter values, QP handles and reset choices reproducible
-	// (everything but timing, pids and launched_at).
+	// Seed makes everything but timing, pids and launched_at reproducible.
 	Seed int64
-	// Writes, when positive, stops the rewriting after that many ticks:
-	// the files stay as the last tick wrote them and the server processes
-	// live on (a static run directory, for benchmarks). Default (0) never.
+	// Writes, when positive, stops the rewriting after that many ticks (a
+	// static run directory, for benchmarks). Default (0) never.
 	Writes int
-	// Log, when set, receives one line "wrote <path> write_count=<N>" per
-	// completed stats write (N is the Write count printed in that file), and
-	// lines starting with "error " for failures. Writes to it are serialised.
+	// Log, when set, receives "wrote <path> write_count=<N>" per completed
+	// write and "error ..." lines. Writes to it are serialised.
 	Log io.Writer
 }
 
-// Run runs a simulation until ctx is done: New, Start, wait for ctx, then
-// Stop (one last shutdown write per instance, children killed). It returns
-// nil after a normal shutdown. The run directory is left in place.
+// Run runs a simulation until ctx is done (New, Start, Stop) and leaves the
+// run directory in place.
 func Run(ctx context.Context, o Options) error {
 	s, err := New(o)
 	if err != nil {
@@ -106,15 +99,12 @@ type inst struct {
 	writes   uint64 // completed stats writes of the current process
 	conn     string // connection state outside of one-off events
 	hold     *hold  // events.go: ticks leave this process's file alone
-	// extraLIF are LIF counters added to every write while set, and
-	// badConn the connection state of every write while not empty (the
-	// chaos invalid-utf8 fault's values with invalid UTF-8).
+	// extraLIF and badConn are written while set: invalid-utf8's values.
 	extraLIF []Counter
 	badConn  string
 }
 
-// New validates o, applies the defaults and returns a simulation that has not
-// touched the file system yet.
+// New validates o and applies the defaults; nothing is written yet.
 func New(o Options) (*Sim, error) {
 	if o.RunDir == "" {
 		return nil, errors.New("sim: Options.RunDir is required")
@@ -145,10 +135,8 @@ func New(o Options) (*Sim, error) {
 	}, nil
 }
 
-// Start creates the run directory, starts one server child per instance,
-// writes instances.json and each instance's startup stats file, then
-// rewrites each attached instance's file every Interval until ctx is done
-// (then as Stop). Start can be called once.
+// Start creates the run directory, the server children and the files, then
+// rewrites the attached instances' files every Interval. Call it once.
 func (s *Sim) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -203,9 +191,8 @@ func (s *Sim) newWorker(id int) *inst {
 	}
 }
 
-// newVM returns the attached VM of worker id: vm_name "train-a", "train-b",
-// ...; vm_pid our own pid (the simulator stands in for the VM launcher, so it
-// is live); gpu "0000:c1:00.0", "0000:c2:00.0", ... on even ids, "" on odd.
+// newVM returns worker id's VM; vm_pid is our own pid, as the simulator
+// stands in for the VM launcher.
 func (s *Sim) newVM(id int, now float64) *VM {
 	name := fmt.Sprintf("train-%d", id)
 	if id-2 < 26 {
@@ -302,10 +289,8 @@ func (s *Sim) shutdown() {
 	s.err = errors.Join(errs...)
 }
 
-// Stop ends the simulation: one shutdown write per instance (Write count +1,
-// no counter change), children killed and reaped. It waits for the ticking
-// goroutine and returns the shutdown's write errors, if any. Stop is
-// idempotent and also returns nil when Start was never called.
+// Stop writes each instance's shutdown file, kills the children and waits.
+// Idempotent; nil when Start was never called.
 func (s *Sim) Stop() error {
 	s.mu.Lock()
 	started := s.started
@@ -320,10 +305,8 @@ func (s *Sim) Stop() error {
 	return s.err
 }
 
-// Restart simulates "ernicctl hot-reload" of instance id: the old server
-// does its shutdown write and is killed, a new one (new pid, counters from
-// zero) writes its startup file, and the manifest gets the new pid. The VM
-// stays attached: QPs reappear over the next ticks.
+// Restart simulates "ernicctl hot-reload" of instance id: a new server
+// process (new pid, counters from zero), the VM still attached.
 func (s *Sim) Restart(id int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -342,9 +325,8 @@ func (s *Sim) Restart(id int) error {
 	return errors.Join(werr, s.writeManifest())
 }
 
-// Remove simulates "rocm-ernic-launcher --remove-instance": the server does
-// its shutdown write and its child is killed, and the instance is dropped
-// from the manifest. Its .stats file is left in place, like the launcher.
+// Remove simulates "rocm-ernic-launcher --remove-instance"; the .stats file
+// stays, as with the launcher.
 func (s *Sim) Remove(id int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -17,9 +17,7 @@ import (
 const statsBufSize = 4096
 
 // WriteStatsInPlace writes s to path the server's way: truncated in place
-// (no temporary file, no rename, no lock) through a 4096-byte buffer, so
-// that a concurrent reader can see an empty file or one cut after a
-// multiple of 4096 bytes, as with the server (rundir/README.md §4).
+// through a 4096-byte buffer (rundir/README.md §4).
 func WriteStatsInPlace(path string, s *Stats) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -42,11 +40,9 @@ type VM struct {
 	Attached bool
 	// VMName is "vm_name"; written only when non-empty (vm-launch only).
 	VMName string
-	// VMPID is "vm_pid", the pid of the VM launcher process; written only
-	// when non-zero (vm-launch only).
+	// VMPID is "vm_pid", the VM launcher's pid; written when non-zero.
 	VMPID int
-	// LaunchedAt is "launched_at", Unix epoch seconds with a fractional part;
-	// written only when non-zero (vm-launch only).
+	// LaunchedAt is "launched_at", epoch seconds; written when non-zero.
 	LaunchedAt float64
 	// GPU is "gpu": comma-separated PCI addresses passed through, or "".
 	GPU string
@@ -66,8 +62,7 @@ type VM struct {
 type Instance struct {
 	// ID is "id", the instance id; its stats file is <run_dir>/<ID>.stats.
 	ID int
-	// Role is "role" ("manager" or "worker"); the key is omitted when empty,
-	// like a hand-written manifest.
+	// Role is "role"; omitted when empty, like a hand-written manifest.
 	Role string
 	// PID is "pid", the pid of the instance's server process.
 	PID int
@@ -106,9 +101,8 @@ type jsonManifest struct {
 	Instances []jsonInstance `json:"instances"`
 }
 
-// MarshalManifest returns the bytes WriteManifestInPlace writes: the object
-// {"instances":[...]} with 2-space indentation and no trailing newline, or
-// exactly {"instances":[]} for an empty list.
+// MarshalManifest returns the launcher's bytes: 2-space indentation, no
+// trailing newline.
 func MarshalManifest(instances []Instance) ([]byte, error) {
 	if len(instances) == 0 {
 		return []byte(`{"instances":[]}`), nil

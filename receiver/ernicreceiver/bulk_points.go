@@ -10,28 +10,12 @@ import (
 	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/metadata"
 )
 
-// bulkPoints appends the points of the bulk metrics (one point per QP, LIF
-// counter or opcode: 97 % of a scrape's points at 1024 QPs an instance)
-// straight to the instance's metrics, past the generated MetricsBuilder.
-//
-// Why not the builder: its Record functions build each point apart, search
-// every point recorded since the last emit for one with equal attributes
-// (mdatagen's spatial reaggregation: quadratic in a metric's points) and
-// then move the point into place; about 11 allocations and 680 bytes a
-// point, 1.97 µs a point at 64 instances × 1024 QPs (BenchmarkScrape before
-// this path, with the search cut short by emitting every 4 QPs and merging
-// the pieces). Here a point is appended in place with its one attribute
-// (qp or counter; ernic.id and role are the resource's): 4 allocations. Everything else about a metric - name, description, unit,
-// type, temporality, whether it is enabled - still comes from metadata.yaml
-// through the generated code (bulkShapes); the builder records the
-// per-instance and cluster metrics as before.
-//
-// Used only while every bulk metric keeps its default attributes: a metric
-// with an attribute turned off must fold its points, which the builder does
-// (scraper.bulk is nil then).
+// bulkPoints appends the per-QP, LIF counter and opcode points straight to
+// the instance's metrics: the generated builder searches all points since the
+// last emit for equal attributes (docs/performance.md, Receiver benchmarks).
+// Used only while every bulk metric keeps its default attributes.
 type bulkPoints struct {
-	// shapes holds an empty copy of each bulk metric, from the generated
-	// builder (bulkShapes).
+	// shapes holds an empty copy of each bulk metric (bulkShapes).
 	shapes map[string]pmetric.Metric
 	// out holds the bulk metrics of the instance being recorded.
 	out pmetric.MetricSlice
@@ -47,8 +31,7 @@ func newBulkPoints(shapes map[string]pmetric.Metric) *bulkPoints {
 	}
 }
 
-// slice returns the points of the bulk metric name of the instance being
-// recorded, adding the metric, with room for n points, at its first point.
+// slice returns the points of metric name, adding it at its first point.
 func (b *bulkPoints) slice(name string, n int) pmetric.NumberDataPointSlice {
 	if dps, ok := b.points[name]; ok {
 		return dps
@@ -61,9 +44,7 @@ func (b *bulkPoints) slice(name string, n int) pmetric.NumberDataPointSlice {
 	return dps
 }
 
-// add appends one point of a bulk metric with the attribute key = value
-// (qp or counter) and room for extra more attributes. The instance's
-// ernic.id and role are its resource's.
+// add appends one point with key = value and room for extra attributes.
 func (b *bulkPoints) add(dps pmetric.NumberDataPointSlice, start, ts pcommon.Timestamp, v int64, key, value string, extra int) pcommon.Map {
 	dp := dps.AppendEmpty()
 	dp.SetStartTimestamp(start)
@@ -75,14 +56,12 @@ func (b *bulkPoints) add(dps pmetric.NumberDataPointSlice, start, ts pcommon.Tim
 	return a
 }
 
-// moveTo moves the instance's bulk metrics to the end of ms and readies b
-// for the next instance.
+// moveTo moves the bulk metrics to ms and readies b for the next instance.
 func (b *bulkPoints) moveTo(ms pmetric.MetricSlice) {
 	clear(b.points)
 	b.out.MoveAndAppendTo(ms)
 }
 
-// forEachMetric calls fn with every metric of md.
 func forEachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
 	rms := md.ResourceMetrics()
 	for r := range rms.Len() {
@@ -96,15 +75,11 @@ func forEachMetric(md pmetric.Metrics, fn func(pmetric.Metric)) {
 	}
 }
 
-// attributedMetric is what the receiver reads of the generated
-// configuration of a metric with attributes: its Enabled flag (a pointer,
-// bulkShapes sets it) and how many attributes it keeps. Typed field access,
-// not reflection, so that an mdatagen rename of these fields fails the build.
+// attributedMetric reads a metric's generated Enabled flag and attribute
+// count by field, not reflection, so that an mdatagen rename fails the build.
 type attributedMetric func(mc *metadata.MetricsConfig) (enabled *bool, attrs int)
 
-// attributedMetrics holds every metric of metadata.yaml with attributes, by
-// name. TestAttributedMetricsComplete fails, naming the metric, when one is
-// missing or reads another metric's fields.
+// attributedMetrics: TestAttributedMetricsComplete checks it is complete.
 var attributedMetrics = map[string]attributedMetric{
 	metadata.MetricsInfo.ErnicConnectionUp.Name: func(mc *metadata.MetricsConfig) (*bool, int) {
 		return &mc.ErnicConnectionUp.Enabled, len(mc.ErnicConnectionUp.EnabledAttributes)
@@ -147,9 +122,7 @@ var attributedMetrics = map[string]attributedMetric{
 	},
 }
 
-// enabledFlag returns the Enabled flag of the metric called name, one of
-// attributedMetrics (every bulk metric is); it panics on another name, a
-// defect of this package that every scraper test would hit.
+// enabledFlag returns the Enabled flag of name; it panics on an unknown one.
 func enabledFlag(mc *metadata.MetricsConfig, name string) *bool {
 	m, ok := attributedMetrics[name]
 	if !ok {
@@ -159,13 +132,8 @@ func enabledFlag(mc *metadata.MetricsConfig, name string) *bool {
 	return on
 }
 
-// reaggregates reports whether an enabled metric of mc has fewer attributes
-// than by default (the generated `attributes` setting). The builder then
-// folds points whose remaining attributes are equal, with the metric's
-// aggregation_strategy, but only among the points of one emit: such a
-// scrape is recorded in one piece. Its cost then grows with the square of
-// the points each metric keeps after folding: small when the attribute
-// dropped tells series apart (qp, counter), as without pieces otherwise.
+// reaggregates reports whether a metric dropped an attribute: the builder
+// folds only within one emit, so the scrape is then recorded in one piece.
 func reaggregates(mc metadata.MetricsConfig) bool {
 	def := metadata.DefaultMetricsConfig()
 	for _, m := range attributedMetrics {

@@ -14,13 +14,8 @@ import (
 // faultInterval is how often one persisting fault is reported again.
 const faultInterval = 10 * time.Minute
 
-// faultLimiter rate-limits fault reports by key (a fault kind plus the file
-// or instance it concerns, plus what tells one such fault from another: a
-// count, the first problem, the cause): a key is reported the first time it is seen and
-// then at most once per interval while it persists. The scraper returns
-// reported faults as (partial) scrape errors, which the scraper controller
-// logs, so one broken file yields one log line per interval, not one per
-// scrape.
+// faultLimiter reports a fault key the first time, then at most once per
+// interval, so a broken file logs once per interval, not once per scrape.
 type faultLimiter struct {
 	interval time.Duration
 	last     map[string]time.Time
@@ -30,8 +25,7 @@ func newFaultLimiter(interval time.Duration) *faultLimiter {
 	return &faultLimiter{interval: interval, last: map[string]time.Time{}}
 }
 
-// due reports whether a fault with this key should be reported at now, and
-// if so remembers now as its last report.
+// due reports whether key is due at now, and if so remembers now.
 func (l *faultLimiter) due(key string, now time.Time) bool {
 	if t, ok := l.last[key]; ok && now.Sub(t) < l.interval {
 		return false
@@ -40,8 +34,7 @@ func (l *faultLimiter) due(key string, now time.Time) bool {
 	return true
 }
 
-// prune forgets keys last reported more than one interval before now, so the
-// map stays as small as the set of recent faults.
+// prune forgets keys older than one interval, to keep the map small.
 func (l *faultLimiter) prune(now time.Time) {
 	for k, t := range l.last {
 		if now.Sub(t) >= l.interval {
@@ -59,14 +52,11 @@ type scrapeErrors struct {
 	failed int
 }
 
-// newScrapeErrors collects the faults of a scrape at now, reported through
-// faults.
 func newScrapeErrors(faults *faultLimiter, now time.Time) *scrapeErrors {
 	return &scrapeErrors{faults: faults, now: now}
 }
 
-// add counts a fault of failed points, and keeps err for the scrape's error
-// when the limiter finds key due.
+// add counts failed points and keeps err when key is due.
 func (e *scrapeErrors) add(key string, failed int, err error) {
 	e.failed += failed
 	if e.faults.due(key, e.now) {
@@ -74,13 +64,11 @@ func (e *scrapeErrors) add(key string, failed int, err error) {
 	}
 }
 
-// errFaultsReported is the scrape error when every fault of a scrape was
-// reported before: it carries their failed points, without a log line at
-// Error (onlyReported).
+// errFaultsReported is the scrape error when every fault was reported
+// before: it carries the failed points without an Error log line.
 var errFaultsReported = errors.New("faults reported before, still present")
 
-// onlyReported tells whether err is errFaultsReported, alone or as a
-// partial scrape error.
+// onlyReported tells whether err is errFaultsReported, partial or not.
 func onlyReported(err error) bool {
 	var pe scrapererror.PartialScrapeError
 	if errors.As(err, &pe) {

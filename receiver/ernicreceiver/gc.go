@@ -8,18 +8,12 @@ import (
 	"runtime/metrics"
 )
 
-// gcTriggerShare is how far from the marked heap to the heap's goal Go
-// starts a collection at the earliest: 70 % (minTriggerRatioNum, 45/64, in
-// the runtime's mgcpacer.go). A heap that the next scrape would take past
-// it is collected before that scrape.
+// gcTriggerShare is where Go starts a collection at the earliest, from the
+// marked heap to the goal (minTriggerRatioNum, 45/64, runtime/mgcpacer.go).
 const gcTriggerShare = 0.7
 
-// gcMaxLive is the largest marked heap, in bytes, the pacer collects
-// for. The room a scrape in progress adds to the goal matters while the
-// heap is small; above, a scrape allocates about as much as the heap's
-// room, so Go collects in every scrape anyway, and each collection brought
-// forward costs a mark of a large heap for no memory
-// (docs/performance-memory.md, gc_after_scrape).
+// gcMaxLive is the largest marked heap the pacer collects for: above it a
+// scrape fills the heap's room anyway and an early mark only costs.
 const gcMaxLive = 8 << 20
 
 // The runtime/metrics readHeap reads.
@@ -30,20 +24,9 @@ const (
 	metricHeapObjects = "/memory/classes/heap/objects:bytes" // in use now, garbage not yet swept included
 )
 
-// gcPacer runs Go's garbage collection at the end of a scrape when the
-// next scrape would otherwise start one in the middle of its work
-// (gc_after_scrape).
-//
-// Why: the collector allocates almost only in scrapes (the points, and what
-// the exporters make of them), so Go's trigger, 70-95 % of the way from
-// the last marked heap to the goal, is nearly always reached inside one.
-// With one CPU (GOMAXPROCS=1, the unit's) the mark then runs beside the
-// scrape, and what the scrape allocates meanwhile is counted as marked;
-// the next goal, twice the marked heap, carries that garbage too.
-// Collected when the scrape has handed its batches on, the marked heap is
-// what is live. The collection is one the next scrape would have started
-// anyway, moved to where it finds the least garbage
-// (docs/performance-memory.md, gc_after_scrape).
+// gcPacer collects at the end of a scrape when the next would start a
+// collection: a mark beside a scrape counts its garbage as live, and the goal
+// doubles it (docs/performance-memory.md, gc_after_scrape).
 type gcPacer struct {
 	read    func() heapReading // readHeap; tests replace it
 	collect func()             // runtime.GC; tests count the calls
@@ -63,13 +46,11 @@ func newGCPacer() *gcPacer {
 	return &gcPacer{read: readHeap, collect: runtime.GC}
 }
 
-// scrapeStarted notes the bytes allocated so far.
 func (p *gcPacer) scrapeStarted() {
 	p.allocsAtStart = p.read().allocs
 }
 
-// scrapeEnded collects now when the heap in use and what this scrape
-// allocated would reach the trigger in the next one.
+// scrapeEnded collects when the next scrape would reach the trigger.
 func (p *gcPacer) scrapeEnded() {
 	h := p.read()
 	if h.allocs < p.allocsAtStart {
@@ -80,11 +61,8 @@ func (p *gcPacer) scrapeEnded() {
 	}
 }
 
-// gcDue: whether a heap of objects bytes in use, after a scrape that
-// allocated scrape bytes, would reach the earliest trigger (gcTriggerShare
-// of the way from live to goal) in a scrape like it. Never above gcMaxLive
-// marked, nor with a goal at or below the marked heap (no reading);
-// GOGC=off's goal is out of reach.
+// gcDue reports whether objects plus a scrape like the last would reach the
+// trigger; never above gcMaxLive, nor with no valid goal (GOGC=off: out of reach).
 func gcDue(live, goal, objects, scrape uint64) bool {
 	if live > gcMaxLive || goal <= live {
 		return false
@@ -93,12 +71,10 @@ func gcDue(live, goal, objects, scrape uint64) bool {
 	return float64(objects)+float64(scrape) >= trigger
 }
 
-// heapSamples are the runtime/metrics readHeap reads, in heapReading's
-// order.
+// heapSamples are in heapReading's order.
 var heapSamples = [...]string{metricHeapAllocs, metricHeapLive, metricHeapGoal, metricHeapObjects}
 
-// readHeap reads the heap from runtime/metrics; a metric this Go does not
-// have reads as 0 (TestReadHeap checks that all are there).
+// readHeap reads the heap; a metric this Go lacks reads as 0 (TestReadHeap).
 func readHeap() heapReading {
 	var s [len(heapSamples)]metrics.Sample
 	for i, name := range heapSamples {

@@ -15,41 +15,29 @@ import (
 	"go.uber.org/zap"
 )
 
-// The expected states of the run directory: logged once at Info when
-// entered, not scrape errors (rocm-ernic stopped, or starting).
+// The expected states: logged once at Info, not scrape errors.
 const (
 	msgRunDirAbsent   = "Run directory absent: nothing to publish until rocm-ernic creates it"
 	msgManifestAbsent = "Manifest not written yet: nothing to publish until the launcher writes it"
 )
 
-// runDirHealth is the receiver's one record of whether the run directory
-// gives it anything to publish. It logs the expected states once each time
-// they are entered, and reports the receiver's component status to the
-// host: a RecoverableError once the run directory (or its manifest) has
-// been unusable, or every instance's stats file unreadable, for longer
-// than unhealthy_after, and StatusOK when that ends. Each transition is
-// reported once, so that the health check follows without a report per
-// scrape. A state that is normal for a few seconds (rocm-ernic not started
-// yet) is logged, but reported only when it lasts.
+// runDirHealth records whether the run directory gives anything to publish.
+// It logs the expected states once when entered, and reports each change of
+// status once: RecoverableError after unhealthy_after, then StatusOK.
 type runDirHealth struct {
 	logger *zap.Logger
-	// host is the host given to Start, which takes the status events;
-	// nil before Start (and in tests that do not watch them).
+	// host takes the status events; nil before start.
 	host  component.Host
 	after time.Duration
 
-	// expected is the message of the expected state the last scrape was
-	// in, "" when none.
+	// expected is the current expected state's message, or "".
 	expected string
-	// problem is why this scrape has nothing to publish, nil when it has;
-	// statsFailed counts the instances whose stats file failed to read
-	// this scrape, and statsErr is the first such failure.
+	// problem is why this scrape has nothing to publish; statsFailed and
+	// statsErr: the stats files that failed to read, and the first failure.
 	problem     error
 	statsFailed int
 	statsErr    error
-	// since is when the current problem began (zero when there is none);
-	// reported is the problem reported as a RecoverableError, "" while
-	// the reported status is OK.
+	// since is when the problem began; reported is what was reported, or "".
 	since    time.Time
 	reported string
 }
@@ -58,9 +46,8 @@ func newRunDirHealth(logger *zap.Logger, after time.Duration) *runDirHealth {
 	return &runDirHealth{logger: logger, after: after}
 }
 
-// start keeps the host for the status events and says once which run
-// directory is read and, when it is not there or not a directory, that it
-// is not, so that a mistyped run_dir shows in the first lines of the log.
+// start logs once which run directory is read, and when it is missing or
+// not a directory, so that a mistyped run_dir shows at once.
 func (h *runDirHealth) start(host component.Host, runDir string) {
 	h.host = host
 	fi, err := os.Stat(runDir)
@@ -80,13 +67,11 @@ func (h *runDirHealth) start(host component.Host, runDir string) {
 	}
 }
 
-// begin starts a scrape with no problem seen yet.
 func (h *runDirHealth) begin() {
 	h.problem, h.statsFailed, h.statsErr = nil, 0, nil
 }
 
-// enterExpected logs msg at Info unless it is the current expected state,
-// and records the state as this scrape's problem.
+// enterExpected logs msg once and records it as this scrape's problem.
 func (h *runDirHealth) enterExpected(msg, path string) {
 	if h.expected != msg {
 		h.expected = msg
@@ -95,8 +80,7 @@ func (h *runDirHealth) enterExpected(msg, path string) {
 	h.fail(fmt.Errorf("%s: %s", path, msg))
 }
 
-// leaveExpected ends the current expected state, so that entering it again
-// logs again.
+// leaveExpected ends the expected state, so that entering it logs again.
 func (h *runDirHealth) leaveExpected() { h.expected = "" }
 
 // fail records err as this scrape's problem (the first one stays).
@@ -106,7 +90,6 @@ func (h *runDirHealth) fail(err error) {
 	}
 }
 
-// statsUnread counts an instance whose stats file failed to read.
 func (h *runDirHealth) statsUnread(err error) {
 	if h.statsFailed == 0 {
 		h.statsErr = err
@@ -114,8 +97,7 @@ func (h *runDirHealth) statsUnread(err error) {
 	h.statsFailed++
 }
 
-// checkStats makes it this scrape's problem when the stats file of every
-// one of the published instances failed to read.
+// checkStats fails the scrape when every published instance's file failed.
 func (h *runDirHealth) checkStats(published int) {
 	if published > 0 && h.statsFailed == published {
 		h.fail(fmt.Errorf("none of the %d instances' stats files could be read, the first: %w", published, h.statsErr))

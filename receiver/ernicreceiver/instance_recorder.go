@@ -21,15 +21,10 @@ import (
 	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/rundir"
 )
 
-// instanceRecorder is the per-instance stage of a scrape: it reads one
-// manifest instance's process and stats file into the instance's state
-// and records and publishes the instance's batch. It holds what that
-// needs, passed in by the scraper; the state and this scrape's run
-// directory come with each call.
+// instanceRecorder is the per-instance stage of a scrape.
 type instanceRecorder struct {
 	mb *metadata.MetricsBuilder
-	// bulk holds the bulk points the stats recorder added for the
-	// instance (nil when off); emitInstance joins them to the builder's.
+	// bulk holds the stats recorder's bulk points (nil when off).
 	bulk   *bulkPoints
 	stats  *statsRecorder
 	procs  *procs.Table
@@ -39,19 +34,15 @@ type instanceRecorder struct {
 	// runDir and maxLabelLength are run_dir and max_label_length.
 	runDir         string
 	maxLabelLength int
-	// hostName and scopeVersion are the host.name resource attribute and
-	// the receiver's scope version.
+	// hostName and scopeVersion: host.name and the receiver's scope version.
 	hostName, scopeVersion string
 }
 
-// record reads the process and the stats file (in dir, this scrape's run
-// directory) of one manifest instance into st, its state, and records and
-// publishes the instance's batch.
+// record reads one instance into st and publishes its batch.
 func (r *instanceRecorder) record(ctx context.Context, dir *os.Root, publish func(pmetric.Metrics), inst *rundir.Instance, st *instanceState, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
 	id := strconv.FormatInt(inst.ID, 10)
 
-	// The manifest may be the last good one, reused: its strings are cut
-	// on a copy, so that each scrape counts them again.
+	// The manifest may be the last good one, reused: cut its strings on a copy.
 	inst = cappedCopy(inst)
 	truncated := capInstanceLabels(inst, r.maxLabelLength)
 	proc, err := r.procs.Lookup(inst.PID)
@@ -66,7 +57,6 @@ func (r *instanceRecorder) record(ctx context.Context, dir *os.Root, publish fun
 		proc.Alive = false
 	}
 
-	// Every point of this instance carries its counters' start time.
 	r.mb.Reset(metadata.WithStartTime(st.start))
 	up := int64(0)
 	if proc.Alive {
@@ -90,10 +80,8 @@ func (r *instanceRecorder) record(ctx context.Context, dir *os.Root, publish fun
 	r.emitInstance(publish, id, inst.Role)
 }
 
-// readStats reads the instance's stats file into st: a complete file of the
-// owning process becomes the current snapshot; a torn one leaves the last
-// snapshot of the same process in place; a missing file or one left by a
-// previous process leaves none.
+// readStats makes a complete file of the owning process the snapshot; a torn
+// one keeps the last, a missing or previous process's file leaves none.
 func (r *instanceRecorder) readStats(ctx context.Context, dir *os.Root, inst *rundir.Instance, id string, st *instanceState, now time.Time, errs *scrapeErrors) {
 	path := filepath.Join(r.runDir, inst.StatsFile())
 	if st.unchanged(dir, inst.StatsFile()) {
@@ -105,8 +93,7 @@ func (r *instanceRecorder) readStats(ctx context.Context, dir *os.Root, inst *ru
 		// The server has not written its first file yet: no device metrics.
 		st.stats = nil
 	case err != nil && ctx.Err() != nil:
-		// The scrape was cut (recordInstances reports it); the last
-		// snapshot stays.
+		// The scrape was cut (recordInstances reports it); the snapshot stays.
 	case err != nil:
 		kind := "unreadable"
 		switch {
@@ -127,13 +114,8 @@ func (r *instanceRecorder) readStats(ctx context.Context, dir *os.Root, inst *ru
 		errs.add(key, 1, fmt.Errorf("instance %s: %w; %s", id, err, what))
 		r.health.statsUnread(fmt.Errorf("instance %s: %w", id, err))
 	case st.fromPreviousProcess(stats, info.ModTime()):
-		// The new server process has not written yet: these counters
-		// belong to the previous one and its start time. Normal for the
-		// moments after a start; a live server whose file stays older
-		// than the process is reported (a file restored or touched by
-		// hand, a server that cannot write). A process that replaced
-		// the one seen at the same pid is reported as not the server
-		// (notServer) instead.
+		// The new process has not written yet. A file that stays older than a live
+		// server is reported; a process that took the pid is reported by notServer.
 		st.wrote(info.ModTime(), now)
 		st.stats = nil
 		if now.Sub(st.procStart) > oldFileGrace && !st.pidReused() {
@@ -170,8 +152,7 @@ func (r *instanceRecorder) recordVM(inst *rundir.Instance, id string, now time.T
 	}
 	r.mb.RecordErnicVMGpuPassthroughDataPoint(ts, gpu)
 	nowSec := float64(now.UnixNano()) / 1e9
-	// launched_at must be a plausible epoch time: after 1970 and not in the
-	// future (a second of clock skew allowed).
+	// launched_at must be after 1970 and not in the future (a second of skew).
 	validLaunch := vm.HasLaunchedAt && vm.LaunchedAt > 0 && vm.LaunchedAt <= nowSec+1
 	if vm.HasLaunchedAt && !validLaunch {
 		errs.add(fmt.Sprintf("vm-launched-at:%s:%v", id, vm.LaunchedAt), 1, fmt.Errorf("instance %s: vm.launched_at %v is not an epoch time in the past; using the age of vm_pid if any", id, vm.LaunchedAt))
@@ -186,8 +167,7 @@ func (r *instanceRecorder) recordVM(inst *rundir.Instance, id string, now time.T
 	}
 }
 
-// emitInstance publishes the instance's resource (ernic.id, role) with the
-// metrics the builder and r.bulk recorded for it.
+// emitInstance publishes the instance's resource and metrics.
 func (r *instanceRecorder) emitInstance(publish func(pmetric.Metrics), id, role string) {
 	rb := r.mb.NewResourceBuilder()
 	rb.SetErnicID(id)
@@ -211,7 +191,5 @@ func (r *instanceRecorder) emitInstance(publish func(pmetric.Metrics), id, role 
 	}
 }
 
-// oldFileGrace is how long after a server process starts its stats file
-// may still be the previous process's without a report: a server writes
-// its first file within a second of starting.
+// oldFileGrace: a server writes its first file within a second of starting.
 const oldFileGrace = 30 * time.Second

@@ -12,9 +12,8 @@ import (
 	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/rundir"
 )
 
-// The label guard: every string of the run directory that becomes an
-// attribute value is made valid UTF-8 and cut to max_label_length, and
-// each value changed counts in ernic.labels.truncated.
+// The label guard: every run-directory string that becomes an attribute
+// value is made valid UTF-8 and cut to max_label_length.
 
 // labelFaults gathers the values with invalid UTF-8 of one file.
 type labelFaults struct {
@@ -32,9 +31,7 @@ func cappedCopy(inst *rundir.Instance) *rundir.Instance {
 	return &c
 }
 
-// capInstanceLabels guards the manifest strings of inst that become
-// attribute values (guardLabel); it returns how many it changed. The
-// manifest's JSON decoder already replaced invalid UTF-8.
+// capInstanceLabels guards inst's strings (JSON already fixed their UTF-8).
 func capInstanceLabels(inst *rundir.Instance, max int) int {
 	n := guardLabel(&inst.Role, max, nil) + guardLabel(&inst.MAC, max, nil)
 	if inst.VM != nil {
@@ -43,10 +40,7 @@ func capInstanceLabels(inst *rundir.Instance, max int) int {
 	return n
 }
 
-// capStatsLabels guards the stats-file strings of s that become attribute
-// values (connection state, LIF counter and opcode names; guardLabel); it
-// returns how many it changed, and gathers those with invalid UTF-8 in
-// bad.
+// capStatsLabels guards s's strings, gathering invalid UTF-8 in bad.
 func capStatsLabels(s *rundir.Stats, max int, bad *labelFaults) int {
 	n := guardLabel(&s.Connection, max, bad)
 	for i := range s.LIF {
@@ -60,12 +54,9 @@ func capStatsLabels(s *rundir.Stats, max int, bad *labelFaults) int {
 	return n
 }
 
-// guardLabel makes *v a valid attribute value; 1 when it changed it. A
-// value with invalid UTF-8 (which the Prometheus endpoint refuses and
-// remote write would store raw) gets U+FFFD for each bad sequence and ends
-// with hashSuffix of the raw value, so that two values that differ only in
-// bad bytes stay two series; it is added to bad when not nil. Then a value
-// longer than limit bytes is cut (capLabel).
+// guardLabel makes *v a valid attribute value; 1 when changed. Invalid UTF-8
+// (refused by the Prometheus endpoint) becomes U+FFFD plus a hash of the raw
+// value, so values that differ only in bad bytes stay distinct.
 func guardLabel(v *string, limit int, bad *labelFaults) int {
 	changed := 0
 	if !utf8.ValidString(*v) {
@@ -88,10 +79,8 @@ func hashSuffix(v string) string {
 	return fmt.Sprintf("~%08x", h.Sum32())
 }
 
-// capLabel cuts *v to at most max bytes; 1 when it cut. A cut value keeps
-// its first bytes (up to a UTF-8 boundary) and ends with hashSuffix of the
-// whole value, so that two values that share their first max bytes (two
-// LIF counters, two opcodes) stay two series instead of becoming one.
+// capLabel cuts *v to max bytes at a UTF-8 boundary, ending with a hash of
+// the whole value so that values sharing a prefix stay distinct; 1 when cut.
 func capLabel(v *string, max int) int {
 	if len(*v) <= max {
 		return 0

@@ -15,25 +15,18 @@ import (
 type liveness struct {
 	// comm is the command name of the process at the pid, this scrape.
 	comm string
-	// reused: the receiver saw the process at this pid replaced by
-	// another (the same pid with another start time).
+	// reused: the process at this pid was seen replaced (another start time).
 	reused bool
-	// serverPID and serverComm are the pid and command name of the
-	// process that wrote the last stats file accepted.
+	// serverPID and serverComm: the process that wrote the last file accepted.
 	serverPID  int
 	serverComm string
-	// lastWrite is the latest time the instance's stats file was written
-	// as far as the reads tell, by any process: its mtime, or for an mtime
-	// in the future the time that mtime was first read (futureMtime,
-	// futureRead).
+	// lastWrite is the latest write of the stats file the reads tell of; a
+	// future mtime counts from when it was first read (futureMtime, futureRead).
 	lastWrite               time.Time
 	futureMtime, futureRead time.Time
 }
 
-// observe records what /proc says of the process at pid, before the
-// instance moves to it: whether it replaced the process the receiver saw
-// at the same pid (ownerPID, started at ownerStart: the instance's
-// process until now).
+// observe records whether p replaced the owner seen at the same pid.
 func (l *liveness) observe(ownerPID int, ownerStart time.Time, pid int, p procs.Process) {
 	switch {
 	case ownerPID != pid:
@@ -44,12 +37,8 @@ func (l *liveness) observe(ownerPID int, ownerStart time.Time, pid int, p procs.
 	l.comm = p.Comm
 }
 
-// wrote records the write time of a stats file read whole at now: its
-// mtime, unless that is in the future (a clock stepped back, a file
-// touched by hand), when the file was written at the latest when that
-// mtime was first read. So an unchanged file whose mtime is ahead, read
-// again every scrape, does not move the write time on (which would make
-// a process that got the server's pid since read as its server).
+// wrote records the write time of a file read whole. A future mtime counts
+// from its first read, or a process that took the pid would pass as the server.
 func (l *liveness) wrote(mtime, now time.Time) {
 	at := mtime
 	if mtime.After(now) {
@@ -63,30 +52,20 @@ func (l *liveness) wrote(mtime, now time.Time) {
 	}
 }
 
-// serverWrote records that the process at pid, the instance's current
-// one, wrote the file accepted, when that process is alive with a readable
-// command name: a file accepted while the pid is dead (or its stat
-// unreadable) was written by the server last seen there, whose name stays
-// the one to compare a later process with.
+// serverWrote records the current process as the file's writer when it is
+// alive with a readable name; else the last server seen there stays.
 func (l *liveness) serverWrote(pid int) {
 	if l.comm != "" {
 		l.serverPID, l.serverComm = pid, l.comm
 	}
 }
 
-// milliRFC3339 formats the times notServer compares: they are apart by as
-// little as tens of milliseconds.
+// milliRFC3339: the times notServer compares can be milliseconds apart.
 const milliRFC3339 = "2006-01-02T15:04:05.000Z07:00"
 
-// notServer tells why the live process p at pid is not the instance's
-// server, or "" when it may be. It is not when the receiver saw the pid
-// change process (the server died) and the process now at it started after
-// the last stats write and has not written since (its start to about
-// 20 ms, procs.Process.PreciseStart: with btime's whole seconds, a process
-// started within a second of the last write read as started before it), or
-// when its command name is not the one the server had at that pid (until it
-// writes a file). A receiver that never saw the server at the pid has no
-// such evidence.
+// notServer tells why the live process p at pid is not the server, or "": the
+// pid was seen reused and p started after the last write (PreciseStart, as
+// btime has whole seconds), or p's name is not the server's (docs/metrics.md).
 func (l *liveness) notServer(pid int, p procs.Process) string {
 	if !p.Alive {
 		return ""

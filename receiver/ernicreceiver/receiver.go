@@ -20,34 +20,20 @@ import (
 	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/metadata"
 )
 
-// ernicReceiver runs the scraper on the schedule of the controller settings
-// (collection_interval, initial_delay, timeout, as scraperhelper reads
-// them) and hands the next consumer each batch of a scrape as soon as it
-// is built: one per instance, then the cluster's (scrapeEach).
-//
-// Why not scraperhelper's controller: it takes a scrape as one
-// pmetric.Metrics, so every point of the host is in memory at once; at 64
-// instances of 1024 QPs that is 530,000 points, about 100 MB of pdata per
-// scrape, which Go's collector then lets the heap double. Batches of one
-// instance keep that to one instance's points (docs/performance.md). The
-// receiver's own telemetry is receiverhelper's (accepted and refused
-// points) and scraperhelper's two counters under their names and
-// attributes (otelcol_scraper_scraped_metric_points and
-// otelcol_scraper_errored_metric_points, receiver and scraper; metadata.yaml
-// telemetry), counting data points; scrape errors are logged as
-// scraperhelper does, once per due fault (faultLimiter).
+// ernicReceiver runs the scraper on the controller settings' schedule and
+// hands on each batch as soon as it is built, where scraperhelper's one
+// pmetric.Metrics a scrape would hold every point of the host at once
+// (docs/performance.md). It counts scraperhelper's two scraper metrics itself.
 type ernicReceiver struct {
 	cfg     *Config
 	logger  *zap.Logger
 	next    consumer.Metrics
 	obs     *receiverhelper.ObsReport
 	scraper *ernicScraper
-	// telemetry holds the scraper counters; scraperAttrs their
-	// attributes.
+	// telemetry holds the scraper counters; scraperAttrs their attributes.
 	telemetry    *metadata.TelemetryBuilder
 	scraperAttrs metric.MeasurementOption
-	// gc collects garbage at the end of a scrape (gc_after_scrape); nil
-	// when off.
+	// gc is the gc_after_scrape pacer; nil when off.
 	gc *gcPacer
 
 	cancel context.CancelFunc
@@ -81,8 +67,7 @@ func newReceiver(cfg *Config, set receiver.Settings, next consumer.Metrics) (*er
 	}, nil
 }
 
-// Start checks proc_dir (an unusable one fails the start) and starts the
-// scrape loop.
+// Start checks proc_dir and starts the scrape loop.
 func (r *ernicReceiver) Start(ctx context.Context, host component.Host) error {
 	if err := r.scraper.start(ctx, host); err != nil {
 		return err
@@ -156,12 +141,10 @@ func (r *ernicReceiver) scrapeOnce(ctx context.Context) {
 	switch {
 	case err == nil:
 	case onlyReported(err):
-		// Faults logged before and still present: counted, not logged
-		// again before the fault limiter's interval.
+		// Faults logged before and still present: counted, not logged again.
 		r.logger.Debug("Scrape with faults reported before", zap.Error(err))
 	default:
-		// scraperhelper's line, which the soak test and users' log
-		// alerts know; a partial scrape is one too.
+		// scraperhelper's line, which log alerts know; a partial scrape too.
 		r.logger.Error("Error scraping metrics", zap.Error(err))
 	}
 }

@@ -26,44 +26,33 @@ import (
 	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/rundir"
 )
 
-// ernicScraper turns the run directory and /proc into metrics. It keeps, per
-// manifest instance, the owning process and its last complete stats file, so
-// that counters carry the process start time and a torn read never publishes
-// a cut file.
+// ernicScraper turns the run directory and /proc into metrics, keeping each
+// instance's process and last complete stats file between scrapes.
 type ernicScraper struct {
 	cfg    *Config
 	logger *zap.Logger
-	// failed is the number of points the last scrape could not publish
-	// (every fault counted, logged or not): the receiver's
-	// scraper_errored_metric_points.
+	// failed counts the points the last scrape could not publish.
 	failed int
 	mb     *metadata.MetricsBuilder
 	reader *rundir.Reader
 	procs  *procs.Table
 	faults *faultLimiter
-	// health is the run directory's state: the expected states (run
-	// directory absent, manifest not written) logged once, and the
-	// component status reported when nothing can be published.
+	// health logs the expected states once and reports the component status.
 	health *runDirHealth
 	stale  *staleness
 	now    func() time.Time
 
 	manifest  *rundir.Manifest // last manifest read whole
 	instances map[int64]*instanceState
-	// runDir is run_dir opened for this scrape: every file is read through
-	// it, so nothing outside the directory is opened. nil between scrapes.
+	// runDir is run_dir opened for this scrape, so nothing outside it is opened.
 	runDir *os.Root
-	// bulk records the per-QP, LIF counter and opcode points past the
-	// builder (see bulkPoints); nil when a metric has attributes turned
-	// off, whose points the builder must fold within one emit. The
-	// builder emits after every instance either way (its start time is
-	// the instance's) and mergeResourceMetrics joins the pieces.
+	// bulk records the per-QP, LIF and opcode points past the builder; nil when
+	// a metric has attributes off, whose points the builder must fold.
 	bulk         *bulkPoints
 	scopeVersion string
-	// hostName is the host.name resource attribute of every resource
-	// (when enabled): host_name, or the kernel's host name at start.
+	// hostName is host_name, or the kernel's host name at start.
 	hostName string
-	// rec is the per-instance stage, made at start with what it needs.
+	// rec records one instance; made at start.
 	rec *instanceRecorder
 }
 
@@ -86,10 +75,8 @@ func newScraper(cfg *Config, set receiver.Settings) *ernicScraper {
 	return s
 }
 
-// start opens proc_dir; an unusable proc_dir stops the collector with a
-// clear error rather than reporting every instance as down. It says which
-// run directory is read (a missing one is no error: rocm-ernic may start
-// later).
+// start fails on an unusable proc_dir rather than report every instance as
+// down; a missing run directory is no error (rocm-ernic may start later).
 func (s *ernicScraper) start(_ context.Context, host component.Host) error {
 	t, err := procs.New(s.cfg.ProcDir)
 	if err != nil {
@@ -129,15 +116,12 @@ func (s *ernicScraper) start(_ context.Context, host component.Host) error {
 	return nil
 }
 
-// shutdown closes what start opened.
 func (s *ernicScraper) shutdown() {
 	if s.procs != nil {
 		s.procs.Close()
 	}
 }
 
-// scrape returns all the batches of one scrape (scrapeEach) in one
-// pmetric.Metrics, and its error.
 func (s *ernicScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	all := pmetric.NewMetrics()
 	err := s.scrapeEach(ctx, func(md pmetric.Metrics) {
@@ -146,12 +130,8 @@ func (s *ernicScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	return all, err
 }
 
-// scrapeEach reads the run directory and /proc and hands emit the scrape
-// in batches, so that no more than one instance's points are built at a
-// time: one batch per instance (its resource, with the markers of its
-// series that ended), then one with the cluster gauges and the markers of
-// the instances that left. The error lists the faults due for a log line
-// (faultLimiter); it is a partial scrape error when points were published.
+// scrapeEach hands emit one batch per instance, then the cluster's, so that
+// only one instance's points are built at a time.
 func (s *ernicScraper) scrapeEach(ctx context.Context, emit func(pmetric.Metrics)) error {
 	now := s.now()
 	ts := pcommon.NewTimestampFromTime(now)
@@ -196,8 +176,7 @@ func (s *ernicScraper) scrapeEach(ctx context.Context, emit func(pmetric.Metrics
 	for i := range rms.Len() {
 		s.stale.mark(rms.At(i), ts)
 	}
-	// A cut scrape did not see the instances it did not reach: their
-	// series are not ended.
+	// A cut scrape did not reach every instance: their series are not ended.
 	s.stale.finish(ts, cut != nil).ResourceMetrics().MoveAndAppendTo(rms)
 	if rms.Len() > 0 {
 		points += last.DataPointCount()
@@ -214,8 +193,7 @@ func (s *ernicScraper) scrapeEach(ctx context.Context, emit func(pmetric.Metrics
 		if errs.failed == 0 {
 			return nil
 		}
-		// Every fault was reported before: the error says so only, and
-		// still carries the count of failed points.
+		// Every fault was reported before: say so, with the count of failed points.
 		err := fmt.Errorf("%w: %d points", errFaultsReported, errs.failed)
 		if points == 0 {
 			return err
@@ -229,13 +207,11 @@ func (s *ernicScraper) scrapeEach(ctx context.Context, emit func(pmetric.Metrics
 	return scrapererror.NewPartialScrapeError(err, errs.failed)
 }
 
-// readManifest reads instances.json. A missing run directory or manifest
-// means nothing to publish; a manifest that stays torn or invalid through
-// the retries falls back to the last good one.
+// readManifest reads instances.json; one that stays torn or invalid falls
+// back to the last good one.
 func (s *ernicScraper) readManifest(ctx context.Context, errs *scrapeErrors) (*rundir.Manifest, bool) {
 	path := filepath.Join(s.cfg.RunDir, rundir.ManifestFile)
-	// Opened anew each scrape: the directory may have been removed and
-	// created again since the last one.
+	// Opened anew each scrape: the directory may have been created again.
 	root, err := os.OpenRoot(s.cfg.RunDir)
 	var m *rundir.Manifest
 	if err == nil {
@@ -245,8 +221,7 @@ func (s *ernicScraper) readManifest(ctx context.Context, errs *scrapeErrors) (*r
 	if err == nil {
 		s.health.leaveExpected()
 		if n := len(m.Problems); n > 0 {
-			// Keyed on the count and the first problem: a manifest
-			// that gets worse, or bad in another way, is reported at once.
+			// Keyed on the count and first problem: a worse manifest is reported at once.
 			errs.add(fmt.Sprintf("manifest-entries:%d:%v", n, m.Problems[0]), n, fmt.Errorf("%s: %d unusable entries or keys, the first: %w", path, n, m.Problems[0]))
 		}
 		s.manifest = m
@@ -255,8 +230,7 @@ func (s *ernicScraper) readManifest(ctx context.Context, errs *scrapeErrors) (*r
 	if s.runDir == nil || errors.Is(err, fs.ErrNotExist) {
 		switch {
 		case s.runDir != nil:
-			// Expected states (rocm-ernic starting, or stopped): logged
-			// once at Info, not scrape errors.
+			// Expected while rocm-ernic starts or is stopped: logged once, no error.
 			s.health.enterExpected(msgManifestAbsent, path)
 		case errors.Is(err, fs.ErrNotExist):
 			s.health.enterExpected(msgRunDirAbsent, s.cfg.RunDir)
@@ -267,9 +241,7 @@ func (s *ernicScraper) readManifest(ctx context.Context, errs *scrapeErrors) (*r
 			s.health.fail(err)
 			errs.add("run-dir:"+err.Error(), 0, err)
 		}
-		// The instances' state (owning process, start time, last
-		// snapshot) is kept: when the directory comes back with the same
-		// server processes, their counters go on under the same start.
+		// State is kept: the same processes coming back go on under the same start.
 		s.manifest = nil
 		return nil, false
 	}
@@ -285,12 +257,8 @@ func (s *ernicScraper) readManifest(ctx context.Context, errs *scrapeErrors) (*r
 	return nil, false
 }
 
-// recordInstances publishes one batch per published manifest instance
-// (publishedInstances), its resource (ernic.id, role, host.name when
-// enabled), and returns the cluster gauges in a resource with host.name
-// only. Every step is linear in the manifest's instances. When ctx ends,
-// it stops before the next instance and returns an error wrapping
-// ctx.Err(); the cluster gauges are still returned.
+// recordInstances publishes one batch per published instance and returns the
+// cluster gauges, also when ctx ends (it stops before the next instance).
 func (s *ernicScraper) recordInstances(ctx context.Context, publish func(pmetric.Metrics), m *rundir.Manifest, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) (pmetric.ResourceMetricsSlice, error) {
 	insts := publishedInstances(m.Instances, s.cfg.MaxInstances)
 	held := len(m.Instances) - len(insts)
@@ -323,8 +291,7 @@ func (s *ernicScraper) recordInstances(ctx context.Context, publish func(pmetric
 			vms++
 		}
 	}
-	// The cluster gauges have no start time; their resource is the host
-	// only.
+	// The cluster gauges have no start time; their resource is the host only.
 	s.mb.Reset(metadata.WithStartTime(0))
 	s.mb.RecordErnicInstancesDataPoint(ts, int64(len(m.Instances)))
 	s.mb.RecordErnicInstancesUnpublishedDataPoint(ts, int64(held))
@@ -335,9 +302,7 @@ func (s *ernicScraper) recordInstances(ctx context.Context, publish func(pmetric
 	return s.mb.Emit(metadata.WithResource(rb.Emit())).ResourceMetrics(), cut
 }
 
-// publishedInstances returns the instances whose series are published, in
-// manifest order: all of them, or with a limit the limit instances of
-// lowest id (ids are unique, and a stable choice from scrape to scrape).
+// publishedInstances returns every instance, or the limit of lowest id.
 func publishedInstances(insts []rundir.Instance, limit int) []*rundir.Instance {
 	n := len(insts)
 	var maxID int64 = -1 // no bound
@@ -358,13 +323,9 @@ func publishedInstances(insts []rundir.Instance, limit int) []*rundir.Instance {
 	return out
 }
 
-// forgetLeft forgets the state of the instances that are not published
-// this scrape (they left the manifest, or went over max_instances), in one
-// pass over each.
 func (s *ernicScraper) forgetLeft(published []*rundir.Instance) {
 	if len(s.instances) <= len(published) {
-		// Steady state: when every published instance is remembered,
-		// no other is, and nothing is allocated.
+		// Steady state: every published instance is known and no other; no allocation.
 		all := true
 		for _, inst := range published {
 			if _, ok := s.instances[inst.ID]; !ok {

@@ -14,21 +14,18 @@ import (
 
 // seriesList is the series of one metric of one resource, in point order.
 type seriesList struct {
-	// enc holds the encoded attributes of every series, one after the
-	// other; series i is enc[ends[i-1]:ends[i]]. buf is enc while the
-	// list is gathered from several batches (seal makes it enc).
+	// enc holds every series' encoded attributes: series i is
+	// enc[ends[i-1]:ends[i]]. buf is enc while gathering (until seal).
 	enc  string
 	buf  []byte
 	ends []uint32
-	// start is the start time of every series, unless starts is set: then
-	// starts[i] is series i's.
+	// start is every series' start time, unless starts is set.
 	start  pcommon.Timestamp
 	starts []pcommon.Timestamp
 	// gen is the last scrape that published the metric.
 	gen uint64
 }
 
-// newSeriesList returns the series of dps.
 func newSeriesList(dps pmetric.NumberDataPointSlice, gen uint64) *seriesList {
 	l := &seriesList{gen: gen, ends: make([]uint32, 0, dps.Len())}
 	l.appendPoints(dps)
@@ -68,7 +65,6 @@ func (l *seriesList) unsealed() *seriesList {
 
 func (l *seriesList) len() int { return len(l.ends) }
 
-// attrs returns the encoded attributes of series i.
 func (l *seriesList) attrs(i int) string {
 	from := uint32(0)
 	if i > 0 {
@@ -77,7 +73,6 @@ func (l *seriesList) attrs(i int) string {
 	return l.enc[from:l.ends[i]]
 }
 
-// startOf returns the start time of series i.
 func (l *seriesList) startOf(i int) pcommon.Timestamp {
 	if l.starts != nil {
 		return l.starts[i]
@@ -85,8 +80,7 @@ func (l *seriesList) startOf(i int) pcommon.Timestamp {
 	return l.start
 }
 
-// sameSeries reports whether dps are the series of l in the same order,
-// and then takes their start times.
+// sameSeries reports whether dps are l's series in order, taking their starts.
 func (l *seriesList) sameSeries(dps pmetric.NumberDataPointSlice) bool {
 	n := dps.Len()
 	if n != l.len() {
@@ -114,8 +108,7 @@ func (l *seriesList) sameSeries(dps pmetric.NumberDataPointSlice) bool {
 	return true
 }
 
-// sameAttrs reports whether attrs encode to enc (encodeAttrs), without
-// encoding them.
+// sameAttrs reports whether attrs encode to enc, without encoding them.
 func sameAttrs(enc string, attrs pcommon.Map) bool {
 	same := true
 	attrs.Range(func(k string, v pcommon.Value) bool {
@@ -179,10 +172,7 @@ func encodeAttrs(buf []byte, attrs pcommon.Map) []byte {
 	return buf
 }
 
-// decodeAttrs puts the attributes of enc (encodeAttrs) into m. Strings,
-// integers, doubles and booleans come back as they were (the text of
-// AsString round-trips); any other type, which no metric of metadata.yaml
-// has, comes back as its text.
+// decodeAttrs puts enc's attributes into m; other types come back as text.
 func decodeAttrs(enc string, m pcommon.Map) {
 	next := func() string {
 		// Only the varint's bytes are converted, not the rest of enc.

@@ -8,38 +8,18 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
-// staleness ends the series that stop. It remembers, per resource and
-// metric, the series (attribute sets) the last scrape published; a series
-// the next scrape no longer has (an instance left the manifest, a process
-// died, a VM was detached, the connection state changed, the run directory
-// vanished) gets one data point flagged NoRecordedValue, in its resource.
-// Exporters turn that into an end of the series: the Prometheus exporters
-// drop it from /metrics at once, remote write sends a staleness marker,
-// OTLP passes the flag on. Without it, the last value would linger until
-// the exporter's expiry (Prometheus: a five-minute flat tail).
+// staleness ends the series that stop with one NoRecordedValue point in
+// their resource, so that exporters end them rather than let the last value
+// linger (docs/metrics.md, Series that stop).
 //
-// A scrape is begin, then mark for each resource's batch as the scraper
-// emits it (the markers of that resource's series that stopped go into the
-// same batch), then finish, which returns the markers of the resources the
-// scrape did not publish at all (an instance that left) and of those it
-// published in several batches.
-//
-// Steady state costs one compare per published point and allocates
-// nothing: a metric's points come in the same order each scrape, so each
-// point is compared with the series at its place in the previous scrape
-// (sameAttrs, without encoding it). Only a metric whose series changed is
-// encoded again and compared as a set. A series is kept as its attributes
-// encoded (encodeAttrs) in one buffer per resource and metric, plus its
-// end offset: about 10 to 30 bytes a series, and one start time per metric
-// while all its series share it (those of one server process do).
+// In steady state each point is compared with the series at its place in the
+// previous scrape: one compare a point, no allocation.
 type staleness struct {
-	// metrics holds an empty copy (name, unit, description, type) of every
-	// metric published, to rebuild one whose points all went stale.
+	// metrics holds each published metric's shape, to rebuild one gone stale.
 	metrics map[string]pmetric.Metric
-	// resources holds every resource with published series, by its
-	// encoded attributes.
+	// resources holds the resources with published series, by encoded attributes.
 	resources map[string]*resource
-	// scope is the instrumentation scope of the receiver's metrics.
+	// scopeName and scopeVersion are the receiver's scope.
 	scopeName, scopeVersion string
 	gen                     uint64
 	// buf holds the encoded attributes of the resource being seen.
@@ -48,20 +28,17 @@ type staleness struct {
 
 // resource is one resource with published series.
 type resource struct {
-	// key is encodeAttrs of its attributes; decodeAttrs gives them back
-	// for the markers of a resource that left.
+	// key is encodeAttrs of its attributes (decoded for the markers).
 	key string
 	// gen is the last scrape that published the resource.
 	gen uint64
-	// again: this scrape published the resource in more than one batch
-	// (a resource attribute turned off made instances alike); multi: the
-	// previous scrape did. Then its series are gathered in pending and
-	// compared at finish, when all of its batches are seen.
+	// again: published in several batches this scrape (a resource attribute
+	// turned off made instances alike); multi: last scrape. Then the series
+	// gather in pending until finish.
 	again, multi bool
 	// series is each metric's series of the last complete scrape.
 	series map[string]*seriesList
-	// pending is each metric's series gathered from this scrape's batches
-	// while again or multi.
+	// pending gathers this scrape's series while again or multi.
 	pending map[string]*seriesList
 }
 
@@ -73,7 +50,6 @@ func newStaleness(scopeName, scopeVersion string) *staleness {
 	}
 }
 
-// begin starts a scrape.
 func (t *staleness) begin() { t.gen++ }
 
 // resourceOf returns the kept resource of rm, adding it when new.
@@ -87,10 +63,8 @@ func (t *staleness) resourceOf(rm pmetric.ResourceMetrics) *resource {
 	return r
 }
 
-// mark records the series of rm, one resource's batch of this scrape, and
-// appends to rm a NoRecordedValue point at ts for each series of the
-// resource's previous scrape that rm lacks. A batch has each metric once
-// (one emit of the generated builder).
+// mark records the series of rm, one resource's batch (one emit: each metric
+// once), and appends a marker at ts for each series of its last scrape it lacks.
 func (t *staleness) mark(rm pmetric.ResourceMetrics, ts pcommon.Timestamp) {
 	res := t.resourceOf(rm)
 	if res.gen == t.gen {
@@ -102,8 +76,7 @@ func (t *staleness) mark(rm pmetric.ResourceMetrics, ts pcommon.Timestamp) {
 		if res.pending == nil {
 			res.pending = map[string]*seriesList{}
 			if !res.multi {
-				// The scrape's first batch was compared alone; its
-				// series are the first of the gathering.
+				// The scrape's first batch was compared alone: gather from it.
 				for name, l := range res.series {
 					if l.gen == t.gen {
 						res.pending[name] = l.unsealed()
@@ -137,8 +110,7 @@ func (t *staleness) mark(rm pmetric.ResourceMetrics, ts pcommon.Timestamp) {
 	t.endMetricsNotIn(res, ms, ts)
 }
 
-// eachMetric calls fn with the name and points of every number metric of
-// rm, remembering each metric's shape.
+// eachMetric calls fn for every number metric of rm, keeping its shape.
 func (t *staleness) eachMetric(rm pmetric.ResourceMetrics, fn func(string, pmetric.NumberDataPointSlice)) {
 	sms := rm.ScopeMetrics()
 	for j := range sms.Len() {
@@ -154,8 +126,7 @@ func (t *staleness) eachMetric(rm pmetric.ResourceMetrics, fn func(string, pmetr
 	}
 }
 
-// endMissing appends to dps a marker at ts for each series of prev that
-// next lacks.
+// endMissing appends to dps a marker for each series of prev not in next.
 func (t *staleness) endMissing(prev, next *seriesList, dps pmetric.NumberDataPointSlice, ts pcommon.Timestamp) {
 	now := make(map[string]struct{}, next.len())
 	for i := range next.len() {
@@ -168,8 +139,7 @@ func (t *staleness) endMissing(prev, next *seriesList, dps pmetric.NumberDataPoi
 	}
 }
 
-// endMetricsNotIn appends to ms the markers at ts of every series of the
-// metrics of res that this scrape did not publish, and forgets them.
+// endMetricsNotIn ends and forgets the metrics of res this scrape lacked.
 func (t *staleness) endMetricsNotIn(res *resource, ms pmetric.MetricSlice, ts pcommon.Timestamp) {
 	for name, l := range res.series {
 		if l.gen == t.gen {
@@ -183,11 +153,9 @@ func (t *staleness) endMetricsNotIn(res *resource, ms pmetric.MetricSlice, ts pc
 	}
 }
 
-// finish ends the scrape: it returns the markers at ts of the resources
-// the scrape did not publish (and forgets them), and of the resources it
-// published in several batches. After a cut scrape (cut), the resources it
-// did not publish are kept as they are: they were not seen to end, and the
-// next whole scrape ends them if they did.
+// finish returns the markers at ts of the resources the scrape did not
+// publish (and forgets them) and of those published in several batches. A cut
+// scrape keeps what it did not publish: it was not seen to end.
 func (t *staleness) finish(ts pcommon.Timestamp, cut bool) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	for key, res := range t.resources {
@@ -225,8 +193,7 @@ func (t *staleness) finish(ts pcommon.Timestamp, cut bool) pmetric.Metrics {
 	return md
 }
 
-// scopeMetrics returns the metrics of rm's first scope, adding the
-// receiver's scope when rm has none.
+// scopeMetrics returns rm's first scope's metrics, adding the receiver's.
 func (t *staleness) scopeMetrics(rm pmetric.ResourceMetrics) pmetric.MetricSlice {
 	if rm.ScopeMetrics().Len() == 0 {
 		sm := rm.ScopeMetrics().AppendEmpty()
@@ -236,8 +203,7 @@ func (t *staleness) scopeMetrics(rm pmetric.ResourceMetrics) pmetric.MetricSlice
 	return rm.ScopeMetrics().At(0).Metrics()
 }
 
-// appendMarker appends to dps a NoRecordedValue point at ts of the series
-// with the encoded attributes attrs and start time start.
+// appendMarker appends a NoRecordedValue point at ts for the series attrs.
 func appendMarker(dps pmetric.NumberDataPointSlice, attrs string, start, ts pcommon.Timestamp) {
 	dp := dps.AppendEmpty()
 	decodeAttrs(attrs, dp.Attributes())
@@ -246,8 +212,7 @@ func appendMarker(dps pmetric.NumberDataPointSlice, attrs string, start, ts pcom
 	dp.SetFlags(pmetric.DefaultDataPointFlags.WithNoRecordedValue(true))
 }
 
-// metricIn returns the metric called name in ms, adding it from its
-// remembered shape.
+// metricIn returns the metric name in ms, adding it from its shape.
 func (t *staleness) metricIn(ms pmetric.MetricSlice, name string) pmetric.Metric {
 	for i := range ms.Len() {
 		if ms.At(i).Name() == name {
@@ -259,8 +224,7 @@ func (t *staleness) metricIn(ms pmetric.MetricSlice, name string) pmetric.Metric
 	return m
 }
 
-// metricShape returns an empty copy of m: name, description, unit, type and
-// for sums temporality and monotonicity.
+// metricShape returns an empty copy of m.
 func metricShape(m pmetric.Metric) pmetric.Metric {
 	c := pmetric.NewMetric()
 	c.SetName(m.Name())
@@ -277,7 +241,6 @@ func metricShape(m pmetric.Metric) pmetric.Metric {
 	return c
 }
 
-// numberPoints returns the points of a sum or gauge.
 func numberPoints(m pmetric.Metric) pmetric.NumberDataPointSlice {
 	if m.Type() == pmetric.MetricTypeSum {
 		return m.Sum().DataPoints()

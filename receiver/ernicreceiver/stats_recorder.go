@@ -21,9 +21,8 @@ import (
 	"github.com/rocm-ernic/otelcol-ernic/receiver/ernicreceiver/internal/rundir"
 )
 
-// deviceCounters maps the device-level counters to their metrics; where a
-// metric has several keys, the first one the file printed is used (current
-// server name first, then the older servers').
+// deviceCounters maps the device counters to their metrics; of several keys,
+// the first the file printed is used (current server's name first).
 var deviceCounters = []struct {
 	keys   []rundir.DeviceKey
 	record func(mb *metadata.MetricsBuilder, ts pcommon.Timestamp, v int64)
@@ -41,7 +40,6 @@ var deviceCounters = []struct {
 	{[]rundir.DeviceKey{rundir.IPBytesRx}, (*metadata.MetricsBuilder).RecordErnicIPBytesRxDataPoint},
 }
 
-// qpCounters maps the per-QP counters to their metrics.
 var qpCounters = []struct {
 	key    rundir.QPKey
 	name   string
@@ -57,10 +55,7 @@ var qpCounters = []struct {
 	{rundir.QPDoorbellRecv, metadata.MetricsInfo.ErnicQpDoorbellRecv.Name, (*metadata.MetricsBuilder).RecordErnicQpDoorbellRecvDataPoint},
 }
 
-// bulkShapes returns an empty copy (name, description, unit, type,
-// temporality, monotonicity) of every bulk metric, keyed by name, as the
-// generated builder makes it: it records one point of each and keeps the
-// metric without the point.
+// bulkShapes returns an empty copy of each bulk metric, as the builder makes it.
 func bulkShapes(set receiver.Settings) map[string]pmetric.Metric {
 	cfg := metadata.NewDefaultMetricsBuilderConfig()
 	cfg.Metrics.ErnicQpWqesByOpcode.Enabled = true
@@ -81,17 +76,11 @@ func bulkShapes(set receiver.Settings) map[string]pmetric.Metric {
 	return shapes
 }
 
-// statsRecorder records the metrics of an instance's stats file: the
-// device counters and their sums, the file's own gauges, and the LIF
-// counter, per-QP and opcode points (through bulk when it is on). It holds
-// what that needs and no more; the instance's state comes with each call.
+// statsRecorder records the metrics of an instance's stats file.
 type statsRecorder struct {
 	mb *metadata.MetricsBuilder
-	// bulk records the per-QP, LIF counter and opcode points past the
-	// builder (see bulkPoints); nil when a metric has attributes turned
-	// off, whose points the builder must fold within one emit.
+	// bulk: see ernicScraper.bulk.
 	bulk *bulkPoints
-	// qpOn, lifOn and opcodeOn tell which bulk metrics are enabled;
 	// qpOn is in the order of qpCounters.
 	qpOn            []bool
 	lifOn, opcodeOn bool
@@ -115,8 +104,7 @@ func newStatsRecorder(cfg *Config, mb *metadata.MetricsBuilder, bulk *bulkPoints
 	return r
 }
 
-// record records the device, LIF and per-QP metrics of the instance's
-// current snapshot; the builder's start time is already the instance's.
+// record records the snapshot's metrics under the instance's start time.
 func (r *statsRecorder) record(st *instanceState, id string, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
 	r.recordFile(st, id, now, ts, errs)
 	r.recordDevice(st, id, ts)
@@ -130,9 +118,8 @@ func (r *statsRecorder) record(st *instanceState, id string, now time.Time, ts p
 	r.recordQPs(st, qps, id, ts, errs)
 }
 
-// counter converts a file value to the int64 of a data point; a value
-// above 2^63-1 is not published and is logged once per process. name
-// builds the counter's name only then.
+// counter converts a file value to an int64; one above 2^63-1 is logged once
+// per process, and only then is name called.
 func (r *statsRecorder) counter(st *instanceState, id string, v uint64, name func() string) (int64, bool) {
 	if v <= math.MaxInt64 {
 		return int64(v), true
@@ -141,8 +128,7 @@ func (r *statsRecorder) counter(st *instanceState, id string, v uint64, name fun
 	return 0, false
 }
 
-// recordFile records what the stats file says of itself and of its server:
-// the connection state, the QP count, the file's age and its write count.
+// recordFile records the connection state, QP count, file age and writes.
 func (r *statsRecorder) recordFile(st *instanceState, id string, now time.Time, ts pcommon.Timestamp, errs *scrapeErrors) {
 	stats := st.stats
 	state := "unknown"
@@ -155,11 +141,8 @@ func (r *statsRecorder) recordFile(st *instanceState, id string, now time.Time, 
 	}
 	r.mb.RecordErnicConnectionUpDataPoint(ts, connected, state)
 	r.mb.RecordErnicQpCountDataPoint(ts, int64(len(stats.QPs)))
-	// A file written in the future (a clock stepped back, or touched by
-	// hand) is 0 s old, reported: a negative age would keep
-	// ErnicStatsStuck from firing for as long. A file written during this
-	// scrape (after its start, now) is a few milliseconds "ahead": 0 s
-	// old, not a fault (a second of skew allowed, as for vm.launched_at).
+	// A file from the future is published 0 s old and reported: a negative age
+	// would keep ErnicStatsStuck silent. A second of skew is no fault.
 	age := now.Sub(st.statsTime).Seconds()
 	if age < -1 {
 		errs.add("stats-mtime-future:"+id, 1, fmt.Errorf("instance %s: stats file modified %s, %.0f s in the future; its age is published as 0", id, st.statsTime.Format(time.RFC3339), -age))
@@ -173,7 +156,6 @@ func (r *statsRecorder) recordFile(st *instanceState, id string, now time.Time, 
 	}
 }
 
-// recordDevice records the device-level counters and their sums.
 func (r *statsRecorder) recordDevice(st *instanceState, id string, ts pcommon.Timestamp) {
 	dev := &st.stats.Device
 	for _, c := range deviceCounters {
@@ -198,8 +180,7 @@ func (r *statsRecorder) recordDevice(st *instanceState, id string, ts pcommon.Ti
 	}
 }
 
-// recordLIF records the LIF counters through the builder (recordBulk does
-// it when bulk recording is on).
+// recordLIF records the LIF counters through the builder.
 func (r *statsRecorder) recordLIF(st *instanceState, id string, ts pcommon.Timestamp) {
 	for _, c := range st.stats.LIF {
 		if v, ok := r.counter(st, id, c.Value, func() string { return c.Name }); ok {
@@ -208,8 +189,7 @@ func (r *statsRecorder) recordLIF(st *instanceState, id string, ts pcommon.Times
 	}
 }
 
-// recordQPs records the per-QP counters and opcode counts of the published
-// QPs through the builder (recordBulk does it when bulk recording is on).
+// recordQPs records the per-QP and opcode points through the builder.
 func (r *statsRecorder) recordQPs(st *instanceState, qps []*rundir.QP, id string, ts pcommon.Timestamp, errs *scrapeErrors) {
 	for _, q := range qps {
 		handle := strconv.FormatUint(uint64(q.Handle), 10)
@@ -231,23 +211,20 @@ func (r *statsRecorder) recordQPs(st *instanceState, qps []*rundir.QP, id string
 				r.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, v, handle, op.Name)
 			}
 		}
-		// A wrapped `(other opcodes)` is the server's unsigned subtraction
-		// going below zero: garbage by design, dropped without a log line.
+		// A wrapped `(other opcodes)` is the server's unsigned subtraction going
+		// below zero: dropped without a log line.
 		if q.HasOther && q.Other <= math.MaxInt64 {
 			r.mb.RecordErnicQpWqesByOpcodeDataPoint(ts, int64(st.holdOther(q.Handle, q.Other)), handle, "other")
 		}
 	}
 }
 
-// recordBulk records the LIF counter, per-QP and opcode points of the
-// instance's snapshot through r.bulk, metric by metric: the same points,
-// in the same order within each metric, as the builder path
-// (recordLIF, recordQPs).
+// recordBulk records through r.bulk the same points as recordLIF and
+// recordQPs, in the same order within each metric.
 func (r *statsRecorder) recordBulk(st *instanceState, qps []*rundir.QP, id string, ts pcommon.Timestamp, errs *scrapeErrors) {
 	var dps pmetric.NumberDataPointSlice
-	// points returns the points of the metric called name, added to the
-	// scrape at its first point: a metric without points is not published.
-	// n is the expected number of points, the slice's first capacity.
+	// points adds the metric at its first point, so one without points is not
+	// published; n is the first capacity.
 	points := func(name string, n int) pmetric.NumberDataPointSlice {
 		if dps == (pmetric.NumberDataPointSlice{}) {
 			dps = r.bulk.slice(name, n)
@@ -298,19 +275,15 @@ func (r *statsRecorder) recordBulk(st *instanceState, qps []*rundir.QP, id strin
 			}
 			r.bulk.add(points(name, len(qps)*(len(q.Opcodes)+1)), st.start, ts, int64(op.Value), "qp", handles[i], 1).PutStr("opcode", op.Name)
 		}
-		// A wrapped `(other opcodes)` is the server's unsigned subtraction
-		// going below zero: garbage by design, dropped without a log line.
+		// A wrapped `(other opcodes)`: see recordQPs.
 		if q.HasOther && q.Other <= math.MaxInt64 {
 			r.bulk.add(points(name, len(qps)*(len(q.Opcodes)+1)), st.start, ts, int64(st.holdOther(q.Handle, q.Other)), "qp", handles[i], 1).PutStr("opcode", "other")
 		}
 	}
 }
 
-// otherClash reports whether an opcode line of QP q is named "other"
-// while the block also has `(other opcodes)`, which the metric contract
-// publishes as opcode "other": the two would be one series, their values
-// summed or one hiding the other. The derived `(other opcodes)` keeps the
-// name; the opcode line is left out and reported.
+// otherClash reports an opcode line named "other" in a block that also has
+// `(other opcodes)`: they would be one series. The line is left out.
 func (r *statsRecorder) otherClash(q *rundir.QP, name, id, handle string, errs *scrapeErrors) bool {
 	if name != "other" || !q.HasOther {
 		return false
@@ -319,8 +292,7 @@ func (r *statsRecorder) otherClash(q *rundir.QP, name, id, handle string, errs *
 	return true
 }
 
-// logOverflow logs, once per server process and counter, a counter value
-// that an int64 data point cannot hold.
+// logOverflow logs a counter above 2^63-1 once per process and counter.
 func (r *statsRecorder) logOverflow(st *instanceState, id, name string, v uint64) {
 	if !st.logOverflowOnce(name) {
 		return
@@ -329,8 +301,7 @@ func (r *statsRecorder) logOverflow(st *instanceState, id, name string, v uint64
 		zap.String("ernic.id", id), zap.String("counter", name), zap.Uint64("value", v), zap.Int("pid", st.pid))
 }
 
-// sumDevice adds the given device counters; false when one is missing or the
-// sum overflows uint64.
+// sumDevice adds the counters; false when one is missing or the sum overflows.
 func sumDevice(d *rundir.Device, keys ...rundir.DeviceKey) (uint64, bool) {
 	var total uint64
 	for _, k := range keys {
@@ -343,9 +314,8 @@ func sumDevice(d *rundir.Device, keys ...rundir.DeviceKey) (uint64, bool) {
 	return total, true
 }
 
-// publishedQPs returns the QPs whose series are published: all of them, or
-// with a limit the limit QPs of lowest handle (handles only accumulate while
-// a server lives, so the choice is stable from scrape to scrape).
+// publishedQPs returns all QPs, or the limit of lowest handle (handles only
+// accumulate while a server lives, so the choice is stable).
 func publishedQPs(qps []rundir.QP, limit int) []*rundir.QP {
 	out := make([]*rundir.QP, len(qps))
 	for i := range qps {

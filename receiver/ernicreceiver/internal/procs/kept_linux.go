@@ -13,18 +13,10 @@ import (
 // procSuperMagic is the f_type statfs(2) gives a proc filesystem.
 const procSuperMagic = 0x9fa0
 
-// statFiles keeps <root>/<pid>/stat open from one lookup to the next when
-// root is a proc filesystem, and reads it with one pread(2) at offset 0:
-// the open (a path walk, and os.Open's fstat and fcntl) and the close were
-// 34 of the 60 perf samples of a lookup at 16 instances × 64 QPs, the read
-// itself (the kernel formatting the file) 24. BenchmarkLookup: 3.7–4.7 µs
-// and no allocation a lookup, against 19.9–20.1 µs and 5 allocations.
-//
-// A kept file stays with its process, not its pid: once the process has
-// been reaped, a read gives ESRCH even when the pid is another process's
-// by then; the file is closed and the path opened again. Under a root of
-// plain files (tests' fake /proc), nothing is kept: a kept file would not
-// see the file replaced.
+// statFiles keeps <root>/<pid>/stat open under a proc filesystem, read with
+// one pread(2) (docs/performance.md, Receiver benchmarks). A kept file
+// follows its process: once it is reaped, a read gives ESRCH even if the pid
+// was reused.
 type statFiles struct {
 	on  bool // root is a proc filesystem
 	fds map[int]keptFile
@@ -40,11 +32,7 @@ func newStatFiles(root string) statFiles {
 	return statFiles{on: syscall.Statfs(root, &st) == nil && st.Type == procSuperMagic}
 }
 
-// read reads <root>/<pid>/stat into buf with one pread and returns the
-// bytes read (the path is made only to open it); handled is false when files are not kept under this root
-// (the caller reads path itself). A missing path is an error that
-// errors.Is fs.ErrNotExist; a process gone between the open and the read
-// is ESRCH.
+// read preads <root>/<pid>/stat into buf; handled is false when none is kept.
 func (s *statFiles) read(root string, pid int, buf []byte) (n int, handled bool, err error) {
 	if !s.on {
 		return 0, false, nil
@@ -84,8 +72,7 @@ func (s *statFiles) read(root string, pid int, buf []byte) (n int, handled bool,
 	return n, true, nil
 }
 
-// maxKept bounds the files kept open (two a manifest instance at most: its
-// pid and its VM's); past it a file is opened and closed each lookup.
+// maxKept bounds the files kept open (two an instance: its pid and its VM's).
 const maxKept = 1024
 
 // closeUnused closes the files not read since the last call.
@@ -101,7 +88,6 @@ func (s *statFiles) closeUnused() {
 	}
 }
 
-// closeAll closes every kept file.
 func (s *statFiles) closeAll() {
 	for pid, k := range s.fds {
 		syscall.Close(k.fd)

@@ -5,8 +5,7 @@
 
 package procs
 
-// statFiles keeps nothing open outside Linux (kept_linux.go): every lookup
-// opens <root>/<pid>/stat.
+// statFiles keeps nothing open outside Linux (kept_linux.go).
 type statFiles struct{}
 
 func newStatFiles(string) statFiles { return statFiles{} }

@@ -10,14 +10,13 @@ import (
 	"math"
 )
 
-// maxStatBytes bounds a <pid>/stat file: 52 numbers and a command name of
-// at most 64 bytes (TASK_COMM_LEN is 16) are well under 1 KiB.
+// maxStatBytes bounds a <pid>/stat file, well over its 52 numbers and name.
 const maxStatBytes = 4096
 
 // stat is what the receiver uses of /proc/<pid>/stat (proc_pid_stat(5)).
 type stat struct {
-	// comm is field 2, the command name without its parentheses; it may
-	// itself hold spaces and parentheses. It aliases the file's buffer.
+	// comm is field 2 without its parentheses (it may hold both spaces and
+	// parentheses); it aliases the file's buffer.
 	comm []byte
 	// state is field 3, one letter: R, S, D, Z (zombie), X (dead), ...
 	state byte
@@ -25,15 +24,10 @@ type stat struct {
 	startTicks uint64
 }
 
-// errStatFormat is wrapped by every parse error of parseStat.
 var errStatFormat = errors.New("unexpected format")
 
-// parseStat parses fields 2, 3 and 22 of a /proc/<pid>/stat file: "pid
-// (comm) state ppid ... starttime ...". comm is between the first "(" and
-// the last ")", as procfs and the kernel's own readers take it, so a name
-// with ") " in it cannot shift the fields that follow. starttime must be
-// followed by a space or a newline, so that a file cut short is an error
-// rather than a wrong start time.
+// parseStat parses fields 2, 3 and 22. comm runs to the last ")", as the
+// kernel's readers take it; a starttime at the very end is a cut file.
 func parseStat(data []byte) (stat, error) {
 	l := bytes.IndexByte(data, '(')
 	r := bytes.LastIndexByte(data, ')')
@@ -42,7 +36,6 @@ func parseStat(data []byte) (stat, error) {
 	}
 	st := stat{comm: data[l+1 : r]}
 	rest := data[r+2:]
-	// Fields 3 to 22: field 3 (state) first, starttime is the 20th.
 	for field := 3; field <= 22; field++ {
 		end := bytes.IndexByte(rest, ' ')
 		if end < 0 {
@@ -61,9 +54,7 @@ func parseStat(data []byte) (stat, error) {
 				return stat{}, fmt.Errorf("%w: starttime %q", errStatFormat, tok)
 			}
 			if end == len(rest) && len(tok) == end {
-				// Neither a space nor a newline after it: the file was
-				// cut (the kernel's goes on to field 52 and a newline),
-				// maybe within starttime.
+				// Nothing after it: the file was cut, maybe within starttime.
 				return stat{}, fmt.Errorf("%w: starttime %q at the end of a line cut short", errStatFormat, tok)
 			}
 			st.startTicks = n
@@ -77,8 +68,7 @@ func parseStat(data []byte) (stat, error) {
 	return stat{}, fmt.Errorf("%w: fewer than 22 fields", errStatFormat)
 }
 
-// parseUint parses a decimal uint64 without allocating; false for an empty,
-// non-decimal or overflowing token.
+// parseUint parses a decimal uint64 without allocating.
 func parseUint(tok []byte) (uint64, bool) {
 	if len(tok) == 0 {
 		return 0, false

@@ -8,14 +8,10 @@ import (
 	"unicode/utf8"
 )
 
-// cutLine applies the line rule of rundir/README.md §3.1 to one line as written, without
-// its '\n'. line is raw stripped of white space at both ends, as
-// bytes.TrimSpace strips it. When line has a key–value separator (the first
-// ':' with a space on each side, or a final " :", which leaves an empty
-// value), hasVal is true and key and val are the stripped halves.
-// ASCII white space is stripped by hand, TrimSpace called only for a
-// non-ASCII byte at an edge: this is the parser's inner loop (FuzzCutLine
-// compares the two).
+// cutLine applies the line rule of README.md §3.1 to one line without its
+// '\n': line is raw stripped as bytes.TrimSpace would, key and val the halves
+// at the separator (hasVal). ASCII space is stripped by hand: this is the
+// parser's inner loop (FuzzCutLine compares the two).
 func cutLine(raw []byte) (line, key, val []byte, hasVal bool) {
 	start, end := 0, len(raw)
 	for start < end && asciiSpace[raw[start]] {
@@ -48,8 +44,7 @@ func cutLine(raw []byte) (line, key, val []byte, hasVal bool) {
 
 var asciiSpace = [256]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
-// trimRight strips white space at the end of b, whose first byte is not
-// white space (it starts a stripped line).
+// trimRight strips white space at the end of b (its start is not space).
 func trimRight(b []byte) []byte {
 	end := len(b)
 	for end > 0 && asciiSpace[b[end-1]] {
@@ -61,8 +56,7 @@ func trimRight(b []byte) []byte {
 	return b[:end]
 }
 
-// trimLeft strips white space at the start of b, whose last byte is not
-// white space (it ends a stripped line).
+// trimLeft strips white space at the start of b (its end is not space).
 func trimLeft(b []byte) []byte {
 	start := 0
 	for start < len(b) && asciiSpace[b[start]] {
@@ -78,12 +72,9 @@ func trimLeft(b []byte) []byte {
 // older servers' extra counters.
 const memoLines = 32
 
-// lineMemo remembers how one `key : value` line of a QP block was cut, so
-// that the same line of the next block is cut by one compare: every block
-// prints its counters in the same order and padding. A line that is the
-// earlier line's prefix (up to its value) followed by digits is cut as that
-// line was; anything else goes to cutLine (FuzzParseStats compares parses
-// with and without the memo).
+// lineMemo remembers how a QP block's line was cut: every block prints its
+// counters in the same order and padding, so the same line of the next block
+// is cut by one compare (FuzzParseStats compares parses without the memo).
 type lineMemo struct {
 	prefix []byte // the earlier line up to its value; nil when none
 	key    []byte
@@ -97,9 +88,8 @@ type lineMemo struct {
 	bare bool
 }
 
-// learn remembers the cut of raw (cutLine's line, key and val, slices of
-// raw) when raw has a separator and a value, or is the `WQEs by opcode:`
-// line; otherwise it forgets.
+// learn remembers the cut of raw when it has a value or is the `WQEs by
+// opcode:` line; otherwise it forgets.
 func (m *lineMemo) learn(raw, line, key, val []byte) {
 	*m = lineMemo{}
 	if len(val) == 0 {
@@ -129,8 +119,7 @@ func qpHeader(line []byte) (handle uint32, isHeader, ok bool) {
 	return uint32(n), true, true
 }
 
-// parseUint parses an unsigned decimal without sign or separators; it fails
-// on anything else and on values above 2^64-1.
+// parseUint parses an unsigned decimal up to 2^64-1, without sign or separators.
 func parseUint(b []byte) (uint64, bool) {
 	if len(b) == 0 || len(b) > 20 {
 		return 0, false

@@ -20,8 +20,7 @@ const ManifestFile = "instances.json"
 type Manifest struct {
 	// Instances are the usable entries in file order, ids unique.
 	Instances []Instance
-	// Problems lists entries that were left out (no usable id, duplicate id,
-	// a key of the wrong type); the other entries are still usable.
+	// Problems lists the entries and keys left out; the rest are still usable.
 	Problems []error
 }
 
@@ -62,18 +61,15 @@ type VM struct {
 	Name string
 	// PID is key `vm_pid`, the VM launcher process (vm-launch only); 0 when absent.
 	PID int
-	// LaunchedAt is key `launched_at`, Unix epoch seconds; HasLaunchedAt
-	// tells whether it was present.
+	// LaunchedAt is key `launched_at`, epoch seconds; HasLaunchedAt: present.
 	LaunchedAt    float64
 	HasLaunchedAt bool
 	// GPU is key `gpu`: comma-separated PCI addresses passed through, or "".
 	GPU string
 }
 
-// ParseManifest parses instances.json. Invalid JSON (a reader can see any
-// prefix of the file its writer rewrites in place) wraps ErrIncomplete; no
-// `instances` array is an error too. Unusable entries are left out and
-// listed in Manifest.Problems.
+// ParseManifest parses instances.json. Invalid JSON, which a reader racing
+// the in-place rewrite can see, wraps ErrIncomplete.
 func ParseManifest(data []byte) (*Manifest, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("%w: empty manifest", ErrIncomplete)
@@ -86,8 +82,7 @@ func ParseManifest(data []byte) (*Manifest, error) {
 		if errors.As(err, &typeErr) {
 			return nil, fmt.Errorf("manifest: %w", err)
 		}
-		// A syntax error or an unexpected end: what a reader racing the
-		// in-place rewrite sees.
+		// What a reader racing the in-place rewrite sees.
 		return nil, fmt.Errorf("%w: manifest is not a whole JSON document: %v", ErrIncomplete, err)
 	}
 	if doc.Instances == nil {
@@ -114,9 +109,8 @@ func ParseManifest(data []byte) (*Manifest, error) {
 	return m, nil
 }
 
-// decodeInstance decodes one manifest entry key by key, so that a key of
-// the wrong type costs that key (a problem; the key counts as absent) and
-// not the entry. Only an unusable `id` drops the entry (err).
+// decodeInstance decodes key by key, so that a key of the wrong type costs
+// that key, not the entry; only an unusable `id` drops the entry.
 func decodeInstance(raw json.RawMessage) (inst Instance, problems []error, err error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil {

@@ -3,12 +3,9 @@
 
 package rundir
 
-// LIFCounterNames are the 74 counters of the ionic LIF statistics block
-// (`struct ionic_lif_stats` of the kernel's ionic_if.h) in struct order, by
-// increasing qword index (rundir/README.md §3.2); the simulator's
-// sim.LIFNames is generated from this list (make generate). Any key of a
-// `LIF ...:` section is a LIF counter, including names not listed here; a
-// listed name met at device level is a LIF counter too.
+// LIFCounterNames are the 74 counters of `struct ionic_lif_stats` (the
+// kernel's ionic_if.h) in struct order (README.md §3.2); sim.LIFNames is
+// generated from it (make generate).
 var LIFCounterNames = [...]string{
 	// Ethernet traffic and drops, rx (qwords 0..14).
 	"rx_ucast_bytes",
@@ -106,9 +103,7 @@ var (
 	opcodeIndex = newInterner(Opcodes[:])
 )
 
-// interner finds a name of a fixed list by its bytes without hashing them
-// (bucketed by length, then compared), for the lookup on every LIF and
-// opcode line.
+// interner finds a name of a fixed list by length, then compare, unhashed.
 type interner [][]interned
 
 type interned struct {

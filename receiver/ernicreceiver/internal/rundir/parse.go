@@ -28,8 +28,7 @@ const (
 	writeCount   = "Write count"
 )
 
-// parser is the state of one parseStats call: where it is in the file,
-// the QP block it is filling, and what the end checks look at.
+// parser is the state of one parseStats call.
 type parser struct {
 	s    *Stats
 	sc   scratch // s.scratch, moved out while s is reset and put back at the end
@@ -39,14 +38,12 @@ type parser struct {
 	sawQPs    bool
 	qp        *QP // current QP block, nil outside one
 	inOpcodes bool
-	// opStart is where the current block's opcode lines start in sc.ops,
-	// which backs the opcode lists of all QPs.
+	// opStart is where the block's opcode lines start in sc.ops.
 	opStart  int
 	lastLine []byte // last non-empty stripped line
 	lastRaw  []byte // the same line as written (column kept)
 	lineNo   int
-	// memos[i] is how line i of the last QP block was cut, and bi is the
-	// index of the current line in its block.
+	// memos[i] is how line i of the last QP block was cut; bi is the line's index.
 	memos [memoLines]lineMemo
 	bi    int
 }
@@ -54,10 +51,8 @@ type parser struct {
 // parseStats parses data into s. memo enables lineMemo's shortcut; the
 // tests parse without it to check that it changes nothing.
 func parseStats(s *Stats, data []byte, memo bool) error {
-	// The QP list, its duplicate index and the opcode lines of all QPs
-	// (kept in one backing array; each QP's Opcodes is a window of it) grow
-	// by appending, from what the last parse into s left: a few allocations
-	// per file, not per QP, and none once s has seen the file.
+	// The lists grow from what the last parse into s left: a few allocations a
+	// file, none once s has seen the file.
 	p := parser{s: s, sc: s.scratch, memo: memo}
 	p.sc.ops = p.sc.ops[:0]
 	clear(p.sc.qpBits)
@@ -121,11 +116,8 @@ func parseStats(s *Stats, data []byte, memo bool) error {
 	return p.checkEnd(data)
 }
 
-// qpValue applies the `key : n` line lineNo of the block of qp: an opcode
-// count when inOpcodes (isOther: the `(other opcodes)` line), else the
-// counter k when known. ops backs the opcode lists, and the block's start
-// at opStart. A key printed twice in the block is reported; its last value
-// is kept.
+// qpValue applies a `key : n` line of qp's block: an opcode count when
+// inOpcodes, else the counter k when known. A key printed twice is reported.
 func (s *Stats) qpValue(qp *QP, ops *[]Counter, opStart int, inOpcodes bool, key []byte, k QPKey, known, isOther bool, n uint64, lineNo int) {
 	if inOpcodes {
 		if isOther {
@@ -187,9 +179,8 @@ func (s *Stats) duplicate(lineNo int, what string) {
 	s.Problems = append(s.Problems, &LineError{lineNo, what + " printed twice; the last value is used"})
 }
 
-// setCounter sets the counter named key among (*cs)[from:], appending it
-// when absent; false when it was already there. The lists are short: a
-// linear search is cheaper than a map.
+// setCounter sets the counter key among (*cs)[from:], appending it when
+// absent (false when present). The lists are short: linear beats a map.
 func setCounter(cs *[]Counter, from int, key []byte, v uint64, name func([]byte) string) bool {
 	for i := from; i < len(*cs); i++ {
 		if (*cs)[i].Name == string(key) {

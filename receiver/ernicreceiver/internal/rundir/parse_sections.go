@@ -10,8 +10,7 @@ import (
 	"strconv"
 )
 
-// The functions of parseStats for each part of a stats file
-// (rundir/README.md §3), in file order.
+// parseStats' functions for each part of a stats file (README.md §3).
 
 // checkLines rejects data that is not whole lines of LF-ended text.
 func checkLines(data []byte) error {
@@ -129,8 +128,7 @@ func (p *parser) qpLine(line, key, val []byte, hasVal bool) {
 	s.qpValue(p.qp, &p.sc.ops, p.opStart, p.inOpcodes, key, k, known, string(key) == otherOpcodes, n, p.lineNo)
 }
 
-// openQP starts the block of the header line of handle h (ok: the handle
-// parsed); a bad handle or one seen before leaves the block's lines out.
+// openQP starts h's block; a bad handle or one seen before leaves it out.
 func (p *parser) openQP(h uint32, ok bool, line []byte) {
 	s := p.s
 	p.inOpcodes = false
@@ -180,9 +178,8 @@ func (p *parser) memoQPLines(rest []byte) []byte {
 		if bi >= memoLines || !p.memos[bi].indented {
 			break
 		}
-		// The line must be m.prefix, then one to 19 digits (20 may
-		// overflow: the general path checks them) and '\n'; or, for the
-		// opcode header, m.prefix and '\n'.
+		// The line must be m.prefix, one to 19 digits (20 may overflow: the general
+		// path checks them) and '\n'; or m.prefix and '\n' for the opcode header.
 		m := &p.memos[bi]
 		n := len(m.prefix)
 		if n == 0 || len(rest) <= n || !bytes.Equal(rest[:n], m.prefix) {
@@ -230,18 +227,15 @@ func (p *parser) memoQPLines(rest []byte) []byte {
 	return rest
 }
 
-// checkEnd applies the end rules of a whole file (rundir/README.md §4) once
-// every line is parsed.
+// checkEnd applies the end rules of a whole file (README.md §4).
 func (p *parser) checkEnd(data []byte) error {
 	if !p.sawQPs {
 		return incomplete("no \"" + headerQPs + "\" header")
 	}
-	// A whole file ends right after the QP header (or the old no-QPs line)
-	// or with an empty line after its last block or trailing section.
+	// A whole file ends right after the QP header or with an empty line.
 	endsBlank := len(data) >= 2 && data[len(data)-2] == '\n'
-	// The header counts only at column 0, and the old no-QPs line only
-	// right under it (no QP opened): the same words inside a QP block are
-	// not an end.
+	// The header counts only at column 0, the old no-QPs line only right under
+	// it: the same words inside a QP block are not an end.
 	endsHeader := string(p.lastRaw) == headerQPs ||
 		(string(p.lastLine) == noQPsLine && p.sec == secQPs && len(p.s.QPs) == 0)
 	if !endsBlank && !endsHeader {

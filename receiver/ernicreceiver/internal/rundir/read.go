@@ -27,8 +27,7 @@ var ErrChanged = errors.New("file changed while it was read")
 type Reader struct {
 	// MaxBytes bounds how much of one file is read; a larger file is an error.
 	MaxBytes int64
-	// Backoff is the pause before each retry of a torn read; its length is
-	// the number of retries.
+	// Backoff is the pause before each retry of a torn read, one per retry.
 	Backoff []time.Duration
 
 	// Retries counts reads repeated because the one before was torn,
@@ -37,19 +36,16 @@ type Reader struct {
 
 	buf  []byte
 	peak int // the largest file read since the last Trim
-	// manifest was parsed from manifestData: the same bytes are not
-	// parsed again.
+	// manifest was parsed from manifestData: the same bytes are not parsed again.
 	manifest     *Manifest
 	manifestData []byte
-	// Tests set these to change the file between two reads, and between
-	// open and read.
+	// Tests set these to change the file between reads and between open and read.
 	sleep  func(time.Duration)
 	opened func()
 }
 
 // DefaultBackoff retries a torn read three times within about 20 ms: the
-// server writes a whole file in a few write(2) calls, so a reader that lands
-// inside a rewrite sees the whole file a few milliseconds later.
+// server writes a file in a few write(2) calls, whole a few ms later.
 var DefaultBackoff = []time.Duration{2 * time.Millisecond, 5 * time.Millisecond, 12 * time.Millisecond}
 
 // NewReader returns a Reader with the given size bound and DefaultBackoff.
@@ -57,11 +53,9 @@ func NewReader(maxBytes int64) *Reader {
 	return &Reader{MaxBytes: maxBytes, Backoff: DefaultBackoff}
 }
 
-// ReadFile reads the whole of file name of dir once, into bytes that alias
-// the Reader's buffer until the next call. The file must be a regular file
-// of at most MaxBytes inside dir (os.Root refuses a path or link leading
-// out). The error wraps ErrChanged when the file's size or mtime moved
-// during the read, os.ErrNotExist when it is missing.
+// ReadFile reads file name of dir once, into bytes that alias the Reader's
+// buffer until the next call: a regular file of at most MaxBytes inside dir.
+// The error wraps ErrChanged when size or mtime moved during the read.
 func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, fs.FileInfo, error) {
 	path := filepath.Join(dir.Name(), name)
 	// O_NONBLOCK: opening a FIFO someone put in the run directory must not
@@ -136,9 +130,8 @@ func (r *Reader) ReadFile(dir *os.Root, name string) ([]byte, fs.FileInfo, error
 
 const trimAbove = 1 << 20
 
-// Trim lets the read buffer go when it is over trimAbove and four times the
-// largest file read since the last Trim, so that one huge file does not
-// keep its memory for the life of the collector.
+// Trim lets a read buffer far larger than the files read since the last
+// Trim go, so that one huge file does not keep its memory.
 func (r *Reader) Trim() {
 	if cap(r.buf) > trimAbove && cap(r.buf) > 4*r.peak {
 		r.buf = nil
@@ -146,14 +139,10 @@ func (r *Reader) Trim() {
 	r.peak = 0
 }
 
-// ReadStats reads and parses a stats file, retrying after each Backoff
-// pause while the read is torn: the file changed during the read, is not
-// complete (ErrIncomplete), or check (may be nil) rejects it. A file whose
-// size is a multiple of StdioBuffer, where a cut between two write(2) calls
-// would end, is accepted only when a second read finds the same size and
-// mtime. into, when not nil, is parsed into and returned (undefined on
-// error). It returns the file's fstat at the end of the read. A missing
-// file fails at once; when ctx ends, the error wraps ctx.Err().
+// ReadStats reads and parses a stats file, retrying while the read is torn:
+// changed, incomplete, rejected by check (may be nil), or a multiple of
+// StdioBuffer not confirmed by a second read (README.md §4). into, when not
+// nil, is parsed into. A missing file fails at once.
 func (r *Reader) ReadStats(ctx context.Context, dir *os.Root, name string, into *Stats, check func(*Stats) error) (*Stats, fs.FileInfo, error) {
 	path := filepath.Join(dir.Name(), name)
 	if into == nil {
@@ -194,9 +183,8 @@ func (r *Reader) ReadStats(ctx context.Context, dir *os.Root, name string, into 
 // multiple of it.
 const StdioBuffer = 4096
 
-// ReadManifest reads and parses ManifestFile of dir with ReadStats'
-// retries. The manifest rarely changes: the same bytes as last time give a
-// copy of that parse, which the caller may change.
+// ReadManifest reads ManifestFile with ReadStats' retries; the same bytes as
+// last time give a copy of that parse.
 func (r *Reader) ReadManifest(ctx context.Context, dir *os.Root) (m *Manifest, err error) {
 	path := filepath.Join(dir.Name(), ManifestFile)
 	err = r.retry(ctx, func() error {
@@ -264,9 +252,8 @@ func (r *Reader) pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// ErrShrunk marks a stats file that is complete in form but holds fewer QP
-// blocks or LIF counters than a file the same process wrote before: those are
-// never removed while a server lives, so the read was cut.
+// ErrShrunk marks a complete stats file with fewer QP blocks or LIF counters
+// than the same process wrote before: the read was cut.
 var ErrShrunk = errors.New("stats file lost QP blocks or LIF counters")
 
 func retryable(err error) bool {

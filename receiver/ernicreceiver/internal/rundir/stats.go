@@ -9,8 +9,7 @@ import (
 	"strconv"
 )
 
-// DeviceKey indexes one device-level counter of the `Device Statistics:`
-// section of a stats file.
+// DeviceKey indexes one counter of the `Device Statistics:` section.
 type DeviceKey uint8
 
 // Device counters, named after their stats-file keys. The first 15 are the
@@ -55,9 +54,8 @@ func (k DeviceKey) String() string {
 	return "DeviceKey(" + strconv.Itoa(int(k)) + ")"
 }
 
-// lookupDeviceKey returns the DeviceKey named key. A switch on the string
-// compiles to a search by length and value, cheaper than a loop or a map
-// (TestKeyLookups checks it against deviceKeyNames).
+// lookupDeviceKey returns the DeviceKey named key: a switch is cheaper than
+// a map (TestKeyLookups checks it against deviceKeyNames).
 func lookupDeviceKey(key []byte) (DeviceKey, bool) {
 	switch string(key) {
 	case "commands":
@@ -195,10 +193,8 @@ type QP struct {
 	// Opcodes are the `WQEs by opcode:` lines in file order (only opcodes
 	// whose count is > 0 are printed), without `(other opcodes)`.
 	Opcodes []Counter
-	// Other is the `(other opcodes)` value: wqes_processed minus the printed
-	// opcodes, computed by the server in uint64 arithmetic, so a value near
-	// 2^64 is a wrapped difference, not a count. HasOther tells whether the
-	// line was printed.
+	// Other is `(other opcodes)`, derived by the server in uint64: a value near
+	// 2^64 is a wrapped difference. HasOther: the line was printed.
 	Other    uint64
 	HasOther bool
 }
@@ -212,24 +208,19 @@ func (q *QP) Get(k QPKey) (uint64, bool) {
 type Stats struct {
 	// Instance: section, string values as printed (empty when absent).
 	Socket, Backend, PCI, MAC string
-	// Connection is the raw `connection` string; HasConnection is false when
-	// the file has no such line (the state is then "unknown").
+	// Connection is the raw `connection` string; HasConnection: it was printed.
 	Connection    string
 	HasConnection bool
-	// WriteCount is the `Write count : N` line: stats writes the server
-	// process completed before this one.
+	// WriteCount is `Write count : N`, the writes the process completed before.
 	WriteCount    uint64
 	HasWriteCount bool
 	// Device holds the `Device Statistics:` counters.
 	Device Device
 	// QPs are the QP blocks in file order (the server's hash-table order).
 	QPs []QP
-	// LIF holds the ionic LIF counters: every key of a section whose header
-	// starts with "LIF", and known LIF names met at device level; file order.
+	// LIF holds the ionic LIF counters (README.md §3.2), in file order.
 	LIF []Counter
-	// Problems lists lines the parser could not use (a counter key with a
-	// value that is not an unsigned 64-bit integer, a duplicate QP...). The
-	// rest of the file is still usable.
+	// Problems lists lines the parser could not use; the rest is usable.
 	Problems []error
 
 	// scratch is kept for the next parse into the same Stats.
@@ -238,12 +229,10 @@ type Stats struct {
 
 type scratch struct {
 	ops []Counter // backs every QP's Opcodes
-	// qpBits has bit h set for each QP handle h < qpBitsLimit seen, qpMap
-	// the larger ones: a repeated block is found without hashing small handles.
+	// qpBits marks handles below qpBitsLimit, qpMap larger ones: no hashing.
 	qpBits []uint64
 	qpMap  map[uint32]struct{}
-	// lifPos is 1 + the index in Stats.LIF of each known LIF counter (0:
-	// not seen), so that a name printed twice is found without a search.
+	// lifPos is 1 + the index in Stats.LIF of each known LIF counter (0: unseen).
 	lifPos [len(LIFCounterNames)]int32
 }
 
@@ -270,10 +259,8 @@ func (sc *scratch) seenQP(h uint32) bool {
 	return dup
 }
 
-// ErrIncomplete marks a stats file that is not a whole file of any known
-// server format: empty, cut inside a line, or cut before its end
-// (rundir/README.md §4). A reader racing the server's in-place rewrite sees such
-// files; nothing from them may be published.
+// ErrIncomplete marks a stats file that is not whole by any known server
+// format (README.md §4), as a reader racing the rewrite sees it.
 var ErrIncomplete = errors.New("incomplete file")
 
 func incomplete(reason string) error {
@@ -288,9 +275,8 @@ type LineError struct {
 
 func (e *LineError) Error() string { return "line " + strconv.Itoa(e.Line) + ": " + e.Msg }
 
-// ParseStats parses a whole stats file. The error wraps ErrIncomplete when
-// data is not a complete file by the end rules of rundir/README.md §4.
-// Problems with single lines are listed in Stats.Problems.
+// ParseStats parses a whole stats file; the error wraps ErrIncomplete for an
+// incomplete one, and single lines' problems are in Stats.Problems.
 func ParseStats(data []byte) (*Stats, error) {
 	s := &Stats{}
 	if err := ParseStatsInto(s, data); err != nil {
