@@ -310,12 +310,10 @@ func (s *Sim) Stop() error {
 func (s *Sim) Restart(id int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	in, err := s.find(id)
+	in, err := s.stopServer(id)
 	if err != nil {
 		return err
 	}
-	_ = s.write(in, in.conn)
-	in.child.kill()
 	s.spawn(in)
 	in.gen++
 	in.eng = newEngine(s.o.Seed, id, in.gen, s.o.QPs, s.secs)
@@ -330,14 +328,24 @@ func (s *Sim) Restart(id int) error {
 func (s *Sim) Remove(id int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	in, err := s.find(id)
+	in, err := s.stopServer(id)
 	if err != nil {
 		return err
 	}
-	_ = s.write(in, in.conn)
-	in.child.kill()
 	s.insts = slices.DeleteFunc(s.insts, func(x *inst) bool { return x == in })
 	return s.writeManifest()
+}
+
+// stopServer makes instance id's server do its shutdown write and kills
+// it; s.mu held.
+func (s *Sim) stopServer(id int) (*inst, error) {
+	in, err := s.find(id)
+	if err != nil {
+		return nil, err
+	}
+	_ = s.write(in, in.conn)
+	in.child.kill()
+	return in, nil
 }
 
 // Snapshot returns a copy of the last Stats completely written for instance
