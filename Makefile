@@ -322,7 +322,7 @@ bench:
 # bench-e2e: CPU seconds per minute, RSS and GET time of the collector for
 # each size and shipped pipeline (pull, remote write into Prometheus, OTLP
 # over gRPC and over HTTP into a second collector, the test build
-# otelcol-test), next to the legacy exporter's reference figures
+# otelcol-test; against the legacy exporter: bench-legacy, below)
 # (scripts/bench-e2e.sh: SIZES, PIPELINES, DURATION, WARMUP). The remote-write
 # runs need Debian's prometheus; bench-e2e runs test-deps first, which
 # installs it with the rest of the test packages (as root; otherwise it
@@ -394,6 +394,23 @@ bench-budget: test-deps otelcol otelcol-test sim
 .PHONY: bench-pair
 bench-pair: test-deps otelcol otelcol-test sim
 	OTELCOL=$(OTELCOL) OTELCOL_TEST=$(OTELCOL_TEST) SIM=$(SIM) scripts/bench-pair.sh
+
+# bench-legacy: the collector (config/local.yaml, the systemd unit's
+# runtime settings) and the legacy Python exporter side by side, at the same
+# time, on one run directory per size, a GET of each every 5 s; CPU, RSS and
+# GET time of each and collector / legacy per round, then the median and
+# spread of the ratios (scripts/bench-legacy.sh: SIZES, ROUNDS, WARMUP,
+# WINDOW); fails if a 16x64 round's CPU ratio is above 0.2. The legacy
+# exporter is not in this repository: LEGACY_EXPORTER is the path of a local
+# copy of rocm-ernic's prometheus/ernic-exporter (it needs Debian's
+# python3-prometheus-client, installed as root when missing). Checked first,
+# before anything is built.
+.PHONY: bench-legacy bench-legacy-deps
+bench-legacy: bench-legacy-deps otelcol sim
+	LEGACY_EXPORTER='$(LEGACY_EXPORTER)' OTELCOL=$(OTELCOL) SIM=$(SIM) scripts/bench-legacy.sh
+
+bench-legacy-deps:
+	LEGACY_EXPORTER='$(LEGACY_EXPORTER)' scripts/bench-legacy.sh deps
 
 # bench-e2e-pprof: bench-e2e on the pprof build variant, saving a CPU and a
 # heap profile of each run under build/bench-e2e/ (PPROF: the port).

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# End-to-end cost of otelcol-ernic (`make bench-e2e`), side by side with the
-# legacy Python exporter's reference figures (issue 11: measured elsewhere
-# on a 2-vCPU machine, same run directories, GETs every 5 s).
+# End-to-end cost of otelcol-ernic (`make bench-e2e`): the collector alone,
+# per size and pipeline. Against the legacy Python exporter, side by side at
+# the same time on one machine, see scripts/bench-legacy.sh (`make
+# bench-legacy`); this script gives no ratio to legacy figures taken on
+# another machine or day.
 #
 # For each size (instances x QPs, SIZES) and each shipped pipeline
 # (PIPELINES):
@@ -13,8 +15,8 @@
 #         limit, a debug exporter);
 #   otlphttp config/otlphttp.yaml, the same over HTTP (its OTLP/HTTP receiver);
 # the collector runs on ernic-sim's run directory, written 6 times a second
-# apart (every QP exists from the fourth) and then left alone (the legacy
-# figures are of static files; SIM_WRITES=0 rewrites them every second as
+# apart (every QP exists from the fourth) and then left alone (a static
+# run directory; SIM_WRITES=0 rewrites them every second as
 # rocm-ernic does), with 5 s scrapes and the
 # memory limit raised (ERNIC_MEMORY_LIMIT_MIB=4096) so that nothing is
 # refused. After WARMUP seconds the script samples the collector's /proc
@@ -28,10 +30,9 @@
 # telemetry reader, per series; and above the idle collector of the same
 # pipeline: `run idle`, about 40 s per pipeline before the measured runs), the
 # median and the longest GET (pull only), and the points the collector lost
-# (its own refused/failed/dropped counters, listed on stderr). The CPU is
-# also given against the legacy figures as if both ran on one machine:
-# scaled by how much faster than the legacy figures' machine this one reads
-# the run directory (BenchmarkFloor, read_floor).
+# (its own refused/failed/dropped counters, listed on stderr). First it
+# prints two floors, the machine's speed for the receiver's work in the same
+# run (BenchmarkRecordFloor, BenchmarkFloor).
 #
 # Environment: OTELCOL, OTELCOL_TEST, SIM (binaries; set by the Makefile), SIZES (default
 # "16x64 64x256 16x1024 64x1024"), PIPELINES (default "pull prw otlp otlphttp"),
@@ -90,20 +91,6 @@ accept=(-H 'Accept-Encoding: gzip')
 # data).
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
 
-# The read floor (BenchmarkFloor: read every file, split lines) of the
-# machine the legacy figures were taken on, ms (issue 11).
-ref_floor_16x64=0.26
-ref_floor_64x1024=12.4
-
-# Legacy exporter reference: CPU s/min, steady RSS MiB, GET s (issue 11).
-legacy() {
-	case $1 in
-	16x64) echo "0.68 29 0.043" ;;
-	64x256) echo "9.62 97 0.79" ;;
-	64x1024) echo "41.6 265 3.5" ;;
-	*) echo "- - -" ;;
-	esac
-}
 
 # listening PORT: whether something listens on 127.0.0.1:PORT.
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -297,23 +284,16 @@ run() {
 			"$dir/telemetry" >&2
 	fi
 	grep -E 'Dropping data|Rejecting data|Refusing data|rejected by the endpoint|dropped the oldest' "$dir/col.log" | head -3 | sed "s/^/  $size $pipe log: /" >&2 || true
-	read -r l_cpu l_rss l_get <<<"$(legacy "$size")"
-	# The legacy GET time is a reference for the pull endpoint only: the
-	# push pipelines serve no GET.
-	[[ $pipe == pull ]] || l_get=-
 	awk -v size="$size" -v pipe="$pipe" -v c0="$c0" -v c1="$c1" -v t0="$t0" -v t1="$t1" \
 		-v peak="$peak" -v steady="$steady" -v anon="$anon" -v idle="${idles[pull]}" -v own="${idles[$pipe]}" -v series="$series" -v lost="$lost" \
-		-v gmed="$get_med" -v gmax="$get_max" -v lcpu="$l_cpu" -v lrss="$l_rss" -v lget="$l_get" -v speed="$speed" 'BEGIN {
+		-v gmed="$get_med" -v gmax="$get_max" 'BEGIN {
 		cpu = (c1 - c0) / 1e9 / ((t1 - t0) / 60)
-		ratio = (lcpu == "-") ? "-" : sprintf("%.2f", cpu / lcpu)
-		sratio = (lcpu == "-" || speed == "-") ? "-" : sprintf("%.2f", cpu * speed / lcpu)
-		rratio = (lrss == "-") ? "-" : sprintf("%.2f", steady / 1024 / lrss)
 		kps = (series > 0) ? sprintf("%.2f", (steady - idle) / series) : "-"
 		kpo = (series > 0) ? sprintf("%.2f", (steady - own) / series) : "-"
 		gm = (gmed == "-") ? "-" : sprintf("%.3f", gmed)
 		gx = (gmax == "-") ? "-" : sprintf("%.3f", gmax)
-		printf "| %s | %s | %d | %.2f | %s | %s | %s | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s | %s | %s | %d |\n",
-			size, pipe, series, cpu, lcpu, ratio, sratio, peak / 1024, steady / 1024, anon / 1024, lrss, rratio, kps, kpo, gm, gx, lget, lost
+		printf "| %s | %s | %d | %.2f | %.1f | %.1f | %.1f | %s | %s | %s | %s | %d |\n",
+			size, pipe, series, cpu, peak / 1024, steady / 1024, anon / 1024, kps, kpo, gm, gx, lost
 	}'
 }
 
@@ -328,26 +308,20 @@ pdata_floor() {
 		awk '{ for (i = 2; i <= NF; i++) if ($i == "ns/point") print $(i - 1) }' | median
 }
 
-# read_floor: the receiver's BenchmarkFloor at 16x64 and 64x1024 (median
-# of three, ms), and the speed of this machine for that work against the
-# one the legacy figures were taken on: the geometric mean of the two
-# reference floors over these (above 1: this machine is faster, and the
-# legacy exporter would cost less here than its figures say). The
-# "at equal speed" column multiplies the collector's CPU by it: a proxy (the
-# floor is reads and a byte search, the legacy exporter is Python), but the
-# one reference the cost issue gives for the legacy machine. FLOOR=0 skips it.
+# read_floor: the receiver's BenchmarkFloor at 16x64 and 64x1024 (read
+# every file, split lines; median of three, ms), the machine's speed for
+# reading the run directory in the same run. FLOOR=0 skips it.
 read_floor() {
-	[[ ${FLOOR:-1} != 0 ]] || { echo "- - -"; return; }
+	[[ ${FLOOR:-1} != 0 ]] || { echo "- -"; return; }
 	local out f16 f64
 	out=$(cd receiver/ernicreceiver && go test -run '^$' -bench 'BenchmarkFloor/(16x64|64x1024)$' -count 3 . 2>/dev/null)
 	f16=$(awk '$1 ~ /^BenchmarkFloor\/16x64/ { print $3 / 1e6 }' <<<"$out" | median)
 	f64=$(awk '$1 ~ /^BenchmarkFloor\/64x1024/ { print $3 / 1e6 }' <<<"$out" | median)
-	awk -v a="$f16" -v b="$f64" -v ra="$ref_floor_16x64" -v rb="$ref_floor_64x1024" \
-		'BEGIN { if (a > 0 && b > 0) printf "%.3f %.1f %.2f\n", a, b, sqrt((ra / a) * (rb / b)); else print "- - -" }'
+	awk -v a="$f16" -v b="$f64" 'BEGIN { if (a > 0 && b > 0) printf "%.3f %.1f\n", a, b; else print "- -" }'
 }
 
 floor=$(pdata_floor)
-read -r rfloor16 rfloor64 speed <<<"$(read_floor)"
+read -r rfloor16 rfloor64 <<<"$(read_floor)"
 # Each pipeline's idle collector; the pull one is the baseline of the
 # KiB/series column for all three (as the issue's "idle collector").
 declare -A idles
@@ -357,13 +331,12 @@ for pipe in $idle_pipes; do
 	[[ ${idles[$pipe]} =~ ^[0-9]+$ ]] || { echo "bench-e2e: the idle $pipe collector failed" >&2; exit 1; }
 done
 printf 'pdata floor (BenchmarkRecordFloor, the machine'"'"'s speed for this work): %s ns a point\n' "$floor"
-printf 'read floor (BenchmarkFloor): %s ms at 16x64, %s ms at 64x1024, against %s and %s on the legacy figures'"'"' machine: this one is %sx as fast\n' \
-	"$rfloor16" "$rfloor64" "$ref_floor_16x64" "$ref_floor_64x1024" "$speed"
+printf 'read floor (BenchmarkFloor): %s ms at 16x64, %s ms at 64x1024\n' "$rfloor16" "$rfloor64"
 printf 'idle collector RSS, MiB:%s; sim files %s; %d s after %d s warm-up per run; GETs ask for %s; runtime environment: %s\n\n' "$(for p in $idle_pipes; do printf ' %s %.1f' "$p" "$(echo "${idles[$p]} / 1024" | bc -l)"; done)" \
 	"$([[ $sim_writes -gt 0 ]] && echo "static after $sim_writes writes" || echo "rewritten every second")" "$duration" "$warmup" \
 	"$([[ ${#accept[@]} -gt 0 ]] && echo gzip || echo "the text uncompressed")" "${unit_env[*]:-none}${unit_slack:+ TimerSlackNSec=$unit_slack}"
-echo "| size | pipeline | series | CPU s/min | legacy CPU s/min | CPU / legacy | CPU / legacy at equal speed | peak RSS MiB | steady RSS MiB | of it anonymous MiB | legacy RSS MiB | RSS / legacy | KiB/series | KiB/series above its pipeline's idle | GET median s | GET max s | legacy GET s | lost points |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| size | pipeline | series | CPU s/min | peak RSS MiB | steady RSS MiB | of it anonymous MiB | KiB/series | KiB/series above its pipeline's idle | GET median s | GET max s | lost points |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for size in $sizes; do
 	for pipe in $pipelines; do
 		run "$size" "$pipe"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Shared by scripts/bench-e2e.sh and scripts/bench-pair.sh (sourced from the
+# Shared by scripts/bench-e2e.sh, bench-pair.sh and bench-legacy.sh (sourced from the
 # repository's root): how a measured collector is started as the systemd
-# unit starts it, what is read from /proc, and the config files both write.
+# unit starts it, what is read from /proc, and the config files they write.
 
 # load_unit_env: unit_env (the unit's Environment= lines: GOMAXPROCS=1,
 # GOMEMLIMIT) and unit_slack (its TimerSlackNSec=) from
