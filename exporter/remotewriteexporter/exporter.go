@@ -30,10 +30,7 @@ type remoteWrite struct {
 	writer *writer
 	report *deliveryreport.Report
 
-	// capacity 0: no queue.
-	sizer    exporterhelper.RequestSizerType
-	capacity int64
-	sender   *pushqueue.Sender[*request]
+	sender *pushqueue.Sender[*request]
 	// merger is nil without merge_window.
 	merger *merger
 
@@ -48,21 +45,21 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (*remo
 		report: deliveryreport.New(set.Logger, "Remote write", cfg.Endpoint),
 		moved:  &movedBatches{},
 	}
-	if cfg.QueueConfig.HasValue() {
-		q := cfg.QueueConfig.Get()
-		e.sizer, e.capacity = q.Sizer, q.QueueSize
-	}
-	e.sender = pushqueue.NewSender(pushqueue.SenderSettings[*request]{
+	ss := pushqueue.SenderSettings[*request]{
 		Name: "remote_write", Report: e.report, Retry: cfg.BackOffConfig,
-		Sizer: e.sizer, Capacity: e.capacity, Send: func(ctx context.Context, r *request) error { return e.writer.send(ctx, r) }, Cause: sendCause,
-	})
+		Send: func(ctx context.Context, r *request) error { return e.writer.send(ctx, r) }, Cause: sendCause,
+	}
+	if cfg.QueueConfig.HasValue() {
+		ss.Sizer, ss.Capacity = cfg.QueueConfig.Get().Sizer, cfg.QueueConfig.Get().QueueSize
+	}
+	e.sender = pushqueue.NewSender(ss)
 	e.writer = &writer{
 		endpoint: cfg.Endpoint, retryOnAuth: cfg.RetryOnAuthErrors,
 		userAgent: fmt.Sprintf("%s/%s", set.BuildInfo.Command, set.BuildInfo.Version),
 		logger:    set.Logger, report: e.report, backlog: e.sender.Backlog, stopping: e.sender.Stopping(), proto: &e.tr.proto,
 	}
 	if cfg.MergeWindow > 0 {
-		e.merger = &merger{tr: e.tr, sender: e.sender, report: e.report, sizer: e.sizer, capacity: e.capacity, enqueue: e.enqueue}
+		e.merger = &merger{tr: e.tr, sender: e.sender, report: e.report, enqueue: e.enqueue}
 		e.merger.window = pushqueue.NewWindow(cfg.MergeWindow, e.merger.flush)
 	}
 	inner, err := e.newQueue(ctx, cfg.QueueConfig)

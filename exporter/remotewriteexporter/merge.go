@@ -7,7 +7,6 @@ import (
 	"context"
 	"math"
 
-	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/deliveryreport"
@@ -21,12 +20,10 @@ const mergeMaxBytes = 4 << 20
 // merger writes the batches that come within merge_window into the
 // requests of one queue item, translated as they come.
 type merger struct {
-	tr       *translator
-	sender   *pushqueue.Sender[*request]
-	report   *deliveryreport.Report
-	sizer    exporterhelper.RequestSizerType
-	capacity int64 // 0: no queue
-	window   *pushqueue.Window[*batchState]
+	tr     *translator
+	sender *pushqueue.Sender[*request]
+	report *deliveryreport.Report
+	window *pushqueue.Window[*batchState]
 	// enqueue puts an item in the exporter's queue (which Start may replace).
 	enqueue func(context.Context, *request) error
 }
@@ -61,21 +58,10 @@ func (e *merger) merge(ctx context.Context, md pmetric.Metrics) error {
 	return err
 }
 
-// itemBound is half the queue (0, 0: none): an item as large as the queue
-// would wait for it to empty.
+// itemBound is the sender's HalfQueue, for a batchState.
 func (e *merger) itemBound() (items, bytes int) {
-	if e.capacity <= 0 {
-		return 0, 0
-	}
-	bound := int(min(max(e.capacity/2, 1), math.MaxInt))
-	switch e.sizer {
-	case exporterhelper.RequestSizerTypeItems:
-		return bound, 0
-	case exporterhelper.RequestSizerTypeBytes:
-		return 0, bound
-	default:
-		return 0, 0
-	}
+	i, b := e.sender.HalfQueue()
+	return int(min(i, math.MaxInt)), int(min(b, math.MaxInt))
 }
 
 // spillLocked queues st's requests as one item mid-batch; the window's lock is held.
@@ -97,17 +83,9 @@ func (e *merger) full(st *batchState) bool {
 	if st.bytes >= mergeMaxBytes {
 		return true
 	}
-	if e.capacity <= 0 {
-		return false
-	}
-	switch e.sizer {
-	case exporterhelper.RequestSizerTypeBytes:
-		return int64(st.bytes+len(st.raw)) >= e.capacity/2
-	case exporterhelper.RequestSizerTypeItems:
-		return int64(st.itemsDone+st.inRaw) >= e.capacity/2
-	default:
-		return false
-	}
+	items, bytes := e.sender.HalfQueue()
+	return (bytes > 0 && int64(st.bytes+len(st.raw)) >= bytes) ||
+		(items > 0 && int64(st.itemsDone+st.inRaw) >= items)
 }
 
 // flushMerged queues the pending item; a refusal is logged and returned.

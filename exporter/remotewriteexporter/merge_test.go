@@ -4,6 +4,8 @@
 package remotewriteexporter
 
 import (
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+
 	"context"
 	"fmt"
 	"net/http"
@@ -153,7 +155,7 @@ func TestMergeBounds(t *testing.T) {
 		{"requests", exporterhelper.RequestSizerTypeRequests, 2, st(1000, 1000, 1000, 1000), false},
 		{"no queue", exporterhelper.RequestSizerTypeBytes, 0, st(1000, 1000, 10, 10), false},
 	} {
-		m := &merger{sizer: tc.sizer, capacity: tc.capacity}
+		m := &merger{sender: pushqueue.NewSender(pushqueue.SenderSettings[*request]{Sizer: tc.sizer, Capacity: tc.capacity})}
 		assert.Equal(t, tc.want, m.full(tc.pending), tc.name)
 	}
 }

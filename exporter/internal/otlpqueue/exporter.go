@@ -79,8 +79,7 @@ func NewMetrics(ctx context.Context, set exporter.Settings, s Settings, opts ...
 	}
 	q.Metrics = inner
 	if s.MergeWindow > 0 {
-		q.merger = &merger{name: s.Name, compression: s.Compression, sizer: ss.Sizer, capacity: ss.Capacity,
-			report: q.report, sender: q.sender, enqueue: q.enqueue}
+		q.merger = &merger{name: s.Name, compression: s.Compression, report: q.report, sender: q.sender, enqueue: q.enqueue}
 		q.merger.window = pushqueue.NewWindow(s.MergeWindow, q.merger.flush)
 	}
 	return q, nil

@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"go.opentelemetry.io/collector/consumer/consumererror"
-	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 
@@ -25,8 +24,6 @@ const mergeMaxBytes = 2_000_000
 // compressed request.
 type merger struct {
 	name, compression string
-	sizer             exporterhelper.RequestSizerType
-	capacity          int64 // 0: no queue
 	report            *deliveryreport.Report
 	sender            *pushqueue.Sender[*Request]
 	enqueue           func(context.Context, *Request) error
@@ -70,17 +67,8 @@ func (q *merger) full(s *stream) bool {
 	if s.raw >= mergeMaxBytes {
 		return true
 	}
-	if q.capacity <= 0 {
-		return false
-	}
-	switch q.sizer {
-	case exporterhelper.RequestSizerTypeBytes:
-		return int64(s.raw) >= q.capacity/2
-	case exporterhelper.RequestSizerTypeItems:
-		return int64(s.points) >= q.capacity/2
-	default:
-		return false
-	}
+	items, bytes := q.sender.HalfQueue()
+	return (bytes > 0 && int64(s.raw) >= bytes) || (items > 0 && int64(s.points) >= items)
 }
 
 // flushMerged queues the request; a refusal loses batches already accepted.

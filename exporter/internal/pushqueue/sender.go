@@ -71,8 +71,8 @@ var ShutdownRetry = configretry.BackOffConfig{
 	MaxInterval: time.Second, RandomizationFactor: 0,
 }
 
-// Size is r's size under the queue's sizer.
-func (s *Sender[R]) Size(r R) int64 {
+// size is r's size under the queue's sizer.
+func (s *Sender[R]) size(r R) int64 {
 	switch s.s.Sizer {
 	case exporterhelper.RequestSizerTypeBytes:
 		return int64(r.BytesSize())
@@ -83,9 +83,27 @@ func (s *Sender[R]) Size(r R) int64 {
 	}
 }
 
+// HalfQueue is half the queue's capacity (at least 1) in items or in
+// bytes, where a merged item stops: an item as large as the queue would
+// wait for it to empty. 0 and 0 for the requests sizer or no queue.
+func (s *Sender[R]) HalfQueue() (items, bytes int64) {
+	if s.s.Capacity <= 0 {
+		return 0, 0
+	}
+	half := max(s.s.Capacity/2, 1)
+	switch s.s.Sizer {
+	case exporterhelper.RequestSizerTypeItems:
+		return half, 0
+	case exporterhelper.RequestSizerTypeBytes:
+		return 0, half
+	default:
+		return 0, 0
+	}
+}
+
 // TooLarge rejects an r larger than the whole queue: it would wait forever.
 func (s *Sender[R]) TooLarge(r R, what string) error {
-	if size := s.Size(r); s.s.Capacity > 0 && size > s.s.Capacity {
+	if size := s.size(r); s.s.Capacity > 0 && size > s.s.Capacity {
 		return consumererror.NewPermanent(fmt.Errorf("%s: %s of %d (%s) is more than sending_queue::queue_size %d holds; raise it", s.s.Name, what, size, s.s.Sizer, s.s.Capacity))
 	}
 	return nil
@@ -93,7 +111,7 @@ func (s *Sender[R]) TooLarge(r R, what string) error {
 
 // Enqueue puts r in inner's queue, dropping the oldest for room while sending fails.
 func (s *Sender[R]) Enqueue(ctx context.Context, inner exporter.Metrics, r R) error {
-	size := s.Size(r)
+	size := s.size(r)
 	if s.s.Capacity > 0 {
 		for need := s.queued.Load() + size - s.s.Capacity; need > 0 && s.failing.Load(); {
 			freed, ok := s.dropOldest(100 * time.Millisecond)
@@ -156,7 +174,7 @@ func (s *Sender[R]) Deliver(ctx context.Context, r R) error {
 		}
 		if err == nil || consumererror.IsPermanent(err) {
 			s.failing.Store(false)
-			s.Finish(r)
+			s.finish(r)
 			s.s.Report.Settled(s.Backlog())
 			return err
 		}
@@ -164,7 +182,7 @@ func (s *Sender[R]) Deliver(ctx context.Context, r R) error {
 		retry := s.s.Retry
 		if !retry.Enabled {
 			s.s.Report.Failed(s.s.Cause(err), err, 0, s.Backlog())
-			s.Finish(r)
+			s.finish(r)
 			return consumererror.NewPermanent(err)
 		}
 		if bo == nil {
@@ -178,7 +196,7 @@ func (s *Sender[R]) Deliver(ctx context.Context, r R) error {
 		wait := max(bo.NextBackOff(), RetryAfter(err)) // the endpoint's, when longer
 		if retry.MaxElapsedTime > 0 && time.Since(first)+wait > retry.MaxElapsedTime {
 			s.s.Report.Dropped("retried for max_elapsed_time", r.ItemsCount(), r.BytesSize(), s.Backlog())
-			s.Finish(r)
+			s.finish(r)
 			return nil
 		}
 		s.s.Report.Failed(s.s.Cause(err), err, wait, s.Backlog())
@@ -202,8 +220,8 @@ func (s *Sender[R]) wait(ctx context.Context, r R, d time.Duration) error {
 		return nil
 	case ack := <-s.drop:
 		s.s.Report.Dropped("queue full", r.ItemsCount(), r.BytesSize(), s.Backlog())
-		s.Finish(r)
-		ack <- s.Size(r)
+		s.finish(r)
+		ack <- s.size(r)
 		return errDropped
 	case <-s.stop:
 		return fmt.Errorf("%s: stopped while retrying; the batch stays in a persistent queue", s.s.Name)
@@ -212,10 +230,10 @@ func (s *Sender[R]) wait(ctx context.Context, r R, d time.Duration) error {
 	}
 }
 
-// Finish takes r out of this process's queue accounting.
-func (s *Sender[R]) Finish(r R) {
+// finish takes r out of this process's queue accounting.
+func (s *Sender[R]) finish(r R) {
 	if r.ID() > s.firstID {
-		s.queued.Add(-s.Size(r))
+		s.queued.Add(-s.size(r))
 	}
 }
 
