@@ -2,10 +2,13 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package harness is the shared harness of the system tests (test/e2e,
-// test/soak, test/deploy, test/dashboards, test/package, test/switch): the
-// repository root, the collector binary, a clean environment, child
-// processes, Prometheus servers and their HTTP API, the run-directory
-// simulator, and copy-on-write roots in a mount namespace.
+// test/soak, test/deploy, test/dashboards, test/package, test/switch,
+// test/fleet): the repository root, the collector binary, a clean
+// environment, child processes and their CPU and memory, collectors with
+// host names of their own, Prometheus servers and their HTTP API, Thanos
+// (receive, query, rule), a watch of a rule engine's alerts, samples
+// compared between backends, a remote-write proxy for faults, the
+// run-directory simulator, and copy-on-write roots in a mount namespace.
 //
 // Every helper fails the test (t.Fatal), never skips it, when what it needs
 // is missing: the system tests are run on purpose (`make test`) and a
