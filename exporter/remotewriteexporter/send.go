@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -125,7 +126,10 @@ func (e *writer) post(ctx context.Context, payload []byte, proto protocol, n int
 	code := resp.StatusCode
 	se := &sendError{cause: fmt.Sprintf("http %d", code), status: code, err: err}
 	if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
-		se.retryAfter = retryAfter(resp.Header.Get("Retry-After"), time.Now())
+		var note string
+		if se.retryAfter, note = retryAfter(resp.Header.Get("Retry-After"), time.Now()); note != "" {
+			se.err = fmt.Errorf("%w (%s)", err, note)
+		}
 	}
 	// The specification: a sender MUST NOT retry a 4xx other than 429
 	// (401 and 403 only with retry_on_auth_errors).
@@ -140,17 +144,27 @@ func (e *writer) post(ctx context.Context, payload []byte, proto protocol, n int
 	return se
 }
 
-// retryAfter reads Retry-After (seconds or an HTTP date); 0 when absent, bad or past.
-func retryAfter(v string, now time.Time) time.Duration {
+// retryAfter reads Retry-After (seconds or an HTTP date): the wait, 0 when
+// absent, unreadable or past, and, for the log, what became of a value not
+// waited for as it is.
+func retryAfter(v string, now time.Time) (time.Duration, string) {
 	v = strings.TrimSpace(v)
 	if v == "" {
-		return 0
+		return 0, ""
 	}
 	var d time.Duration
-	if s, err := strconv.ParseUint(v, 10, 32); err == nil {
-		d = time.Duration(s) * time.Second
+	if s, err := strconv.ParseUint(v, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		d = time.Duration(min(s, uint64(math.MaxInt64/int64(time.Second)))) * time.Second
 	} else if t, err := http.ParseTime(v); err == nil {
 		d = t.Sub(now)
+	} else {
+		return 0, fmt.Sprintf("Retry-After %q is neither seconds nor an HTTP date: ignored", v)
 	}
-	return min(max(d, 0), maxRetryAfter)
+	switch {
+	case d < 0:
+		return 0, fmt.Sprintf("Retry-After %q is in the past: ignored", v)
+	case d > maxRetryAfter:
+		return maxRetryAfter, fmt.Sprintf("Retry-After %q asks for %v: waits the bound, %v", v, d.Round(time.Second), maxRetryAfter)
+	}
+	return d, ""
 }

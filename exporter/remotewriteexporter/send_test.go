@@ -118,20 +118,30 @@ func TestRetryAfterHonoured(t *testing.T) {
 	}
 }
 
+// Retry-After is waited for as it is, up to maxRetryAfter; a value past,
+// unreadable or over the bound says so in the log line.
 func TestRetryAfterParsed(t *testing.T) {
 	now := time.Date(2015, 10, 21, 7, 27, 30, 0, time.UTC)
-	for v, want := range map[string]time.Duration{
-		"":                              0,
-		"7":                             7 * time.Second,
-		" 120 ":                         2 * time.Minute,
-		"86400":                         maxRetryAfter,
-		"-3":                            0,
-		"soon":                          0,
-		"Wed, 21 Oct 2015 07:28:00 GMT": 30 * time.Second,
-		"Wed, 21 Oct 2015 07:00:00 GMT": 0,
-		"Thu, 22 Oct 2015 07:28:00 GMT": maxRetryAfter,
+	for v, want := range map[string]struct {
+		wait time.Duration
+		note string
+	}{
+		"":                              {0, ""},
+		"7":                             {7 * time.Second, ""},
+		" 120 ":                         {2 * time.Minute, ""},
+		"0":                             {0, ""},
+		"86400":                         {maxRetryAfter, `Retry-After "86400" asks for 24h0m0s: waits the bound, 5m0s`},
+		"99999999999999999999":          {maxRetryAfter, `Retry-After "99999999999999999999" asks for 2562047h47m16s: waits the bound, 5m0s`},
+		"18446744073709551615":          {maxRetryAfter, `Retry-After "18446744073709551615" asks for 2562047h47m16s: waits the bound, 5m0s`},
+		"-3":                            {0, `Retry-After "-3" is neither seconds nor an HTTP date: ignored`},
+		"soon":                          {0, `Retry-After "soon" is neither seconds nor an HTTP date: ignored`},
+		"Wed, 21 Oct 2015 07:28:00 GMT": {30 * time.Second, ""},
+		"Wed, 21 Oct 2015 07:00:00 GMT": {0, `Retry-After "Wed, 21 Oct 2015 07:00:00 GMT" is in the past: ignored`},
+		"Thu, 22 Oct 2015 07:28:00 GMT": {maxRetryAfter, `Retry-After "Thu, 22 Oct 2015 07:28:00 GMT" asks for 24h0m30s: waits the bound, 5m0s`},
 	} {
-		assert.Equal(t, want, retryAfter(v, now), "%q", v)
+		wait, note := retryAfter(v, now)
+		assert.Equal(t, want.wait, wait, "%q", v)
+		assert.Equal(t, want.note, note, "%q", v)
 	}
 }
 
