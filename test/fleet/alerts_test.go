@@ -1,0 +1,157 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build fleet
+
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
+)
+
+// alertKey names an alert instance of the fleet: the rule and the host.
+type alertKey struct{ name, instance string }
+
+// silenceAlerts are the shipped rules that see a host, or the whole fleet,
+// send nothing: what an outage of the backend looks like to a ruler that
+// reads it.
+var silenceAlerts = []string{"ErnicNoData", "ErnicHostNoData"}
+
+// watchRuler watches the ruler's alerts every second.
+func watchRuler(ctx context.Context, b *backend) *harness.AlertWatch[alertKey] {
+	return harness.WatchAlerts(ctx, b.ruler, time.Second, func(l map[string]string) alertKey {
+		return alertKey{l["alertname"], l["instance"]}
+	})
+}
+
+// checkSilenceAlerts checks the silence alerts as an operator expects them
+// around the outage: none before it; while every receiver is down the
+// ruler cannot evaluate (its evaluations fail) and so changes nothing;
+// once the backend is back, an alert fires only for a host whose backlog
+// is not yet delivered, and resolves by the time it is. An alert that
+// only went pending (a host briefly without a sample in the lookback: the
+// querier answering from the receivers it has reconnected to, or new data
+// held back by the ingest limit) is counted, not failed: it notifies no
+// one. It logs the timings.
+func checkSilenceAlerts(ctx context.Context, t *testing.T, w *harness.AlertWatch[alertKey], b *backend, f *fleet, o *outage, c *catchUp, steadyFrom time.Time) {
+	t.Helper()
+	first, last, err := b.ruleFailures(ctx, steadyFrom, c.last)
+	switch {
+	case err != nil:
+		t.Error(err)
+	case first.IsZero() || first.After(o.back):
+		t.Errorf("the ruler's evaluations did not fail while every receiver was down (failed from %v to %v)", first, last)
+	default:
+		t.Logf("the ruler's evaluations failed from %+v to %+v after the outage began (the backend back at %+v)",
+			first.Sub(o.start).Round(time.Second), last.Sub(o.start).Round(time.Second), o.length().Round(time.Second))
+	}
+	// A resolution is seen by the watch within a poll, after an
+	// evaluation every second.
+	const slack = 5 * time.Second
+	var fired, pendingOnly []string
+	for _, k := range w.Keys() {
+		if !slices.Contains(silenceAlerts, k.name) {
+			continue
+		}
+		end := c.last
+		if h := hostNamed(f, k.instance); h != nil {
+			end = c.end[h.name]
+		}
+		for _, cy := range w.Cycles(k) {
+			since := func(at time.Time) string {
+				if at.IsZero() {
+					return "-"
+				}
+				return fmt.Sprintf("%+v", at.Sub(o.back).Round(time.Second))
+			}
+			row := fmt.Sprintf("%v pending %s, firing %s, resolved %s after the backend's return; its backlog delivered %s after",
+				k, since(cy.Pending), since(cy.Firing), since(cy.Resolved), since(end))
+			switch {
+			case cy.Pending.Before(steadyFrom):
+				continue // the fleet starting: waitRulerQuiet saw it resolved
+			case cy.Pending.Before(o.start):
+				t.Errorf("%v was active before the outage (pending %s, steady from %s)", k, cy.Pending.UTC().Format(time.TimeOnly), steadyFrom.UTC().Format(time.TimeOnly))
+			case cy.Resolved.IsZero():
+				t.Errorf("%v still active at the end", k)
+			case cy.Firing.IsZero():
+				pendingOnly = append(pendingOnly, row)
+			default:
+				fired = append(fired, row)
+				if cy.Firing.After(end) || cy.Resolved.After(end.Add(slack)) {
+					t.Errorf("%s: fired for a host whose backlog was delivered; %s", row, storedBefore(ctx, b, k.instance, cy.Firing))
+				}
+			}
+		}
+	}
+	slices.Sort(fired)
+	slices.Sort(pendingOnly)
+	t.Logf("silence alerts after the outage (rules %d times faster; lookback %v): %d fired, %d only pending\n  %s\n  %s",
+		ruleScale, 5*time.Minute/ruleScale, len(fired), len(pendingOnly),
+		strings.Join(fired[:min(10, len(fired))], "\n  "), strings.Join(pendingOnly[:min(5, len(pendingOnly))], "\n  "))
+}
+
+func (k alertKey) String() string { return fmt.Sprintf("%s{instance=%q}", k.name, k.instance) }
+
+// hostNamed is the host called name, nil for none ("" for ErnicNoData).
+func hostNamed(f *fleet, name string) *host {
+	for _, h := range f.hosts {
+		if h.name == name {
+			return h
+		}
+	}
+	return nil
+}
+
+// waitRulerQuiet waits until the ruler has no silence alert active: it
+// sees the whole fleet.
+func waitRulerQuiet(ctx context.Context, t *testing.T, b *backend) {
+	t.Helper()
+	harness.Eventually(t, time.Minute, "no silence alert at the ruler", func() []string {
+		var data struct {
+			Alerts []struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"alerts"`
+		}
+		if err := b.ruler.GetAPI(ctx, "/api/v1/alerts", &data); err != nil {
+			return []string{err.Error()}
+		}
+		var active []string
+		for _, a := range data.Alerts {
+			if slices.Contains(silenceAlerts, a.Labels["alertname"]) {
+				active = append(active, alertKey{a.Labels["alertname"], a.Labels["instance"]}.String())
+			}
+		}
+		return active
+	})
+}
+
+// storedBefore says when the samples of ernic_instances of instance within
+// the lookback before `at` were stored, as the querier returns them now,
+// per receiver, and as the reference has them.
+func storedBefore(ctx context.Context, b *backend, instance string, at time.Time) string {
+	sel := fmt.Sprintf(`ernic_instances{instance=%q}`, instance)
+	lookback := 5 * time.Minute / ruleScale
+	var parts []string
+	raw, err := harness.ThanosRaw(ctx, b.query, sel, lookback, at, false)
+	if err != nil {
+		return err.Error()
+	}
+	for _, ss := range raw {
+		var ts []string
+		for _, p := range ss.Values {
+			ts = append(ts, p.Timestamp.Time().UTC().Format(time.TimeOnly))
+		}
+		parts = append(parts, fmt.Sprintf("%s: %v", ss.Metric[harness.ThanosReplicaLabel], ts))
+	}
+	if ref, err := b.reference.RawSamples(ctx, sel, lookback, at); err == nil && len(ref) == 1 {
+		parts = append(parts, fmt.Sprintf("reference: %d samples", len(ref[0].Values)))
+	}
+	return fmt.Sprintf("stored in the %v before: %s", lookback, strings.Join(parts, "; "))
+}

@@ -1,0 +1,144 @@
+// Copyright The otelcol-ernic Authors
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build fleet
+
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
+)
+
+// catchUp is how the fleet delivered its backlogs after the outage.
+type catchUp struct {
+	// end is when each host logged its backlog delivered; last the latest.
+	end  map[string]time.Time
+	last time.Time
+	// fleet is the longest catch-up of a host from the backend's return,
+	// median the median; the host that waited a day's Retry-After (capped)
+	// is not in either.
+	fleet, median time.Duration
+	// retryAfterDay is that host's.
+	retryAfterDay time.Duration
+	// steadyRate, peakRate: remote-write requests a second the receivers
+	// answered before the outage (1m) and at most during the catch-up (5s).
+	steadyRate, peakRate float64
+	// answered: requests by code over the catch-up, all receivers.
+	answered map[string]float64
+	// gateP99 is the 99th percentile of the wait at the receivers'
+	// max_concurrency gate over the catch-up, gateWaited the share of
+	// requests that waited there more than 10 ms.
+	gateP99, gateWaited float64
+	// limited is how many seconds of the catch-up the receivers answered
+	// 429 in (the tenant's ingest limit).
+	limited float64
+}
+
+// gateWait is the receivers' histogram of the wait at the write gate.
+const gateWait = "thanos_receive_write_request_concurrent_gate_write_requests_duration_seconds"
+
+// requestRate is the receivers' remote-write request rate over a window.
+const requestRate = `sum(rate(http_requests_total{handler="receive"}[%s]))`
+
+// waitCatchUp waits until every host that reaches the backend has logged
+// its backlog delivered after the outage, then reads the receivers' peak
+// request rate and answers over the catch-up.
+func waitCatchUp(ctx context.Context, t *testing.T, b *backend, f *fleet, o *outage, steadyRate float64) *catchUp {
+	t.Helper()
+	c := &catchUp{end: map[string]time.Time{}, steadyRate: steadyRate}
+	// The day's Retry-After host waits up to maxRetryAfter from its last 429.
+	harness.Eventually(t, maxRetryAfter+3*time.Minute, "every host delivers its backlog", func() []string {
+		var problems []string
+		for _, h := range f.regular() {
+			if end, ok := caughtUpAt(h, o.back); ok {
+				c.end[h.name] = end
+			} else {
+				problems = append(problems, h.name+" still catching up")
+			}
+		}
+		return problems
+	})
+	var ds []time.Duration
+	for _, h := range f.regular() {
+		end := c.end[h.name]
+		c.last = maxTime(c.last, end)
+		if h == f.faults["retry-after-day"] {
+			c.retryAfterDay = end.Sub(o.back)
+		} else {
+			ds = append(ds, end.Sub(o.back))
+		}
+	}
+	slices.Sort(ds)
+	c.fleet, c.median = ds[len(ds)-1], ds[len(ds)/2]
+	// The meta-monitoring Prometheus scrapes every second; let it see the end.
+	time.Sleep(3 * time.Second)
+	at := c.last.Add(3 * time.Second)
+	window := at.Sub(o.back)
+	peak, err := b.metaScalar(ctx, fmt.Sprintf("max_over_time(%s[%s:1s])", fmt.Sprintf(requestRate, "5s"), promDuration(window)), at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.peakRate = peak
+	if c.answered, err = b.answers(ctx, o.back, at); err != nil {
+		t.Fatal(err)
+	}
+	w := promDuration(window)
+	if c.limited, err = b.metaScalar(ctx, fmt.Sprintf(`count_over_time((sum(increase(http_requests_total{handler="receive",code="429"}[2s])) > 0)[%s:1s])`, w), at); err != nil {
+		t.Fatal(err)
+	}
+	if c.gateP99, err = b.metaScalar(ctx, fmt.Sprintf(`histogram_quantile(0.99, sum by (le) (increase(%s_bucket[%s])))`, gateWait, w), at); err != nil {
+		t.Fatal(err)
+	}
+	if c.gateWaited, err = b.metaScalar(ctx, fmt.Sprintf(`1 - sum(increase(%[1]s_bucket{le="0.01"}[%[2]s])) / sum(increase(%[1]s_count[%[2]s]))`, gateWait, w), at); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// promDuration is d, rounded up to a second, in PromQL's syntax.
+func promDuration(d time.Duration) string {
+	return model.Duration(d.Truncate(time.Second) + time.Second).String()
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// check asserts what the catch-up must show: no request refused for its
+// size (413), and the receivers met the tenant's ingest limit (429) without
+// a host dropping anything for it (the samples check shows nothing lost).
+func (c *catchUp) check(t *testing.T, f *fleet) {
+	t.Helper()
+	t.Logf("catch-up: every host delivered within %v of the backend's return (median %v; the host told to wait a day: %v); "+
+		"receivers' requests %.0f/s at most (5s rate), %.1f/s before the outage; answers %v; at the max_concurrency gate (%d) %.1f%% waited over 10 ms, the 99th percentile %.3f s",
+		c.fleet.Round(time.Second), c.median.Round(time.Second),
+		c.retryAfterDay.Round(time.Second), c.peakRate, c.steadyRate, c.answered, maxConcurrency, 100*c.gateWaited, c.gateP99)
+	// The backoff's shortest wait is 0.5 s: a host that backs off is
+	// answered 429 at most twice a second.
+	if per := c.answered["429"] / max(c.limited, 1) / float64(len(f.regular())); per > 2 {
+		t.Errorf("%.0f requests answered 429 over %v s limited: %.2f a host a second, more than the backoff allows", c.answered["429"], c.limited, per)
+	}
+	t.Logf("catch-up: the ingest limit answered 429 for %v s; %.2f 429s a host a second while it did", c.limited, c.answered["429"]/max(c.limited, 1)/float64(len(f.regular())))
+	if c.answered["413"] > 0 {
+		t.Errorf("the receivers refused %.0f requests as too large (413) during the catch-up", c.answered["413"])
+	}
+	for _, h := range f.regular() {
+		log := h.log()
+		for _, msg := range []string{logRejected, logDropped, logNotQueued} {
+			if lines := logLines(log, msg); len(lines) > 0 {
+				t.Errorf("%s: %d lines %q, e.g. %v", h.name, len(lines), msg, lines[0].fields)
+			}
+		}
+	}
+}
