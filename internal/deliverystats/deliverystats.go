@@ -33,6 +33,13 @@ const (
 	ReasonUntranslatable = "untranslatable"
 )
 
+// DroppedReasons are the reasons of Snapshot.PointsDropped. The
+// selftelemetry receiver publishes each at 0 from the start, so that
+// increase() sees an exporter's first drop (a series that appears at 5
+// has no increase). A drop of another reason is published too, from its
+// first.
+var DroppedReasons = []string{ReasonOldest, ReasonQueueFull, ReasonDiskFull, ReasonShutdown, ReasonMaxElapsedTime, ReasonUntranslatable}
+
 // Snapshot is one exporter's delivery since this process started. Points
 // are OTLP data points; remote write counts its samples (one per point of
 // a gauge or a sum, all the receiver sends).
