@@ -35,7 +35,8 @@ import (
 
 // opcodeReceiver is the receiver part of the configuration overrides of
 // the tests that check every metric: a 1s scrape and the off-by-default
-// per-opcode metric on. The metric name has dots, which --set=a::b=c
+// per-opcode metric on, and the delivery telemetry every second too (the
+// dashboard's rates take a few samples). The metric name has dots, which --set=a::b=c
 // splits into keys, so it comes from a file.
 const opcodeReceiver = `receivers:
   ernic:
@@ -43,6 +44,8 @@ const opcodeReceiver = `receivers:
     metrics:
       ernic.qp.wqes.by_opcode:
         enabled: true
+  selftelemetry:
+    collection_interval: 1s
 `
 
 // waitTimeout bounds how long the collector gets to serve the expected

@@ -8,6 +8,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // The remote-write tests run config/prometheus-remote-write.yaml as shipped,
@@ -64,10 +66,16 @@ func TestRemoteWriteContract(t *testing.T) {
 	})
 	t.Logf("remote write: %d ernic_* families in Prometheus (contract %d + beyond %d), labels exact, after %v",
 		families, len(contract), len(beyondContract), time.Since(start).Round(time.Millisecond))
-	// Nothing else was written: no target_info, no other series (this
-	// Prometheus scrapes nothing, not even itself).
-	if v, err := r.prom.Vector(ctx, `{__name__=~".+",__name__!~"ernic_.+"}`, time.Now()); err != nil || len(v) > 0 {
-		t.Errorf("series other than ernic_* in Prometheus (%v): %v", err, v)
+	// Nothing else was written but the delivery telemetry, under the same
+	// job and instance: no target_info, no other series (this Prometheus
+	// scrapes nothing, not even itself).
+	if v, err := r.prom.Vector(ctx, `{__name__=~".+",__name__!~"ernic_.+|otelcol_delivery_.+|otelcol_build_info"}`, time.Now()); err != nil || len(v) > 0 {
+		t.Errorf("series other than ernic_* and the delivery telemetry in Prometheus (%v): %v", err, v)
+	}
+	hostName, _ := os.Hostname()
+	build := fmt.Sprintf(`otelcol_build_info{job="ernic", instance=%q, version=%q}`, hostName, harness.CollectorVersion(t))
+	if got, err := r.prom.ScalarAt(ctx, build, time.Now()); err != nil || got != 1 {
+		t.Errorf("%s = %v (%v), want 1", build, got, err)
 	}
 	for q, want := range map[string]float64{"ernic_instances": 3, "ernic_vms": 2} {
 		if got, err := r.prom.ScalarAt(ctx, q, time.Now()); err != nil || got != want {
