@@ -197,7 +197,7 @@ func (a *alertRun) waitResolved(names ...string) {
 func (a *alertRun) checkCycles(t *testing.T) {
 	watch, ev := a.watch, a.ev
 	var rows []string
-	for _, name := range []string{"down", "restart", "flr", "reset", "errors", "stuck", "lost", "nodata", "hostnodata", "rundir"} {
+	for _, name := range []string{"down", "restart", "flr", "reset", "errors", "stuck", "lost", "nodata", "hostnodata", "silent", "rundir"} {
 		e := ev[name]
 		c, _ := watch.cycle(e.key, e.at)
 		row := fmt.Sprintf("%-58s pending +%v, firing +%v", e.key, c.pending.Sub(e.at).Round(100*time.Millisecond), c.firing.Sub(e.at).Round(100*time.Millisecond))
