@@ -200,10 +200,13 @@ func (n *Names) Unknown(expr string) []string {
 // PushOnlyRefs returns the metrics of expr that only a push configuration
 // publishes (otelcol_delivery_*): a query of them may be empty on a
 // backend that scrapes config/local.yaml.
-func (n *Names) PushOnlyRefs(expr string) []string {
+func (n *Names) PushOnlyRefs(expr string) []string { return n.refsIn(expr, n.PushOnly) }
+
+// refsIn returns the metrics of expr that are in set.
+func (n *Names) refsIn(expr string, set map[string]bool) []string {
 	var out []string
 	for _, m := range n.MetricRefs(expr) {
-		if n.PushOnly[m] {
+		if set[m] {
 			out = append(out, m)
 		}
 	}
