@@ -67,7 +67,7 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (expor
 		MergeWindow: cfg.MergeWindow,
 		Queue:       cfg.QueueConfig,
 		// The client's timeout bounds each attempt, as otlp_http's.
-		Retry: cfg.RetryConfig,
+		Retry:    cfg.RetryConfig,
 		Push:     e.push,
 		Start:    e.start,
 		Shutdown: e.shutdown,

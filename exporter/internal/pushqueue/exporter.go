@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -70,6 +71,7 @@ type Exporter[R Request] struct {
 	order      *reorder[R]
 	merger     Merger
 	unregister func()
+	stopped    sync.Once
 }
 
 // New returns the exporter of s.
@@ -151,7 +153,12 @@ func (e *Exporter[R]) Start(ctx context.Context, host component.Host) error {
 }
 
 // Shutdown queues what merge_window holds and ends retries before stopping the queue.
-func (e *Exporter[R]) Shutdown(ctx context.Context) error {
+func (e *Exporter[R]) Shutdown(ctx context.Context) (err error) {
+	e.stopped.Do(func() { err = e.shutdown(ctx) })
+	return err
+}
+
+func (e *Exporter[R]) shutdown(ctx context.Context) error {
 	if e.merger != nil {
 		_ = e.merger.Flush(ctx) // a refusal is counted as lost
 	}
@@ -240,7 +247,9 @@ func (e *Exporter[R]) push(ctx context.Context, req xexporterhelper.Request) err
 
 type typeError struct{ got, want any }
 
-func (e *typeError) Error() string { return fmt.Sprintf("a queue item is a %T, not a %T", e.got, e.want) }
+func (e *typeError) Error() string {
+	return fmt.Sprintf("a queue item is a %T, not a %T", e.got, e.want)
+}
 
 // UserAgent is the push exporters' User-Agent: otelcol-ernic/<version> (<os>/<arch>).
 func UserAgent(b component.BuildInfo) string {
@@ -249,3 +258,6 @@ func UserAgent(b component.BuildInfo) string {
 
 // Merger is merge_window's, nil without it.
 func (e *Exporter[R]) Merger() Merger { return e.merger }
+
+// Snapshot is what the exporter counted since start (deliverystats shows it while it runs).
+func (e *Exporter[R]) Snapshot() deliverystats.Snapshot { return e.stats.snapshot() }

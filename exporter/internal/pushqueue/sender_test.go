@@ -217,3 +217,12 @@ func TestRetryAfterOfWrappedErrors(t *testing.T) {
 	assert.Zero(t, RetryAfter(errors.New("plain")))
 	assert.Equal(t, "429", err.Error())
 }
+
+func TestReasonLabels(t *testing.T) {
+	for cause, want := range map[string]string{
+		"http 503": "http_503", "grpc ResourceExhausted": "grpc_resource_exhausted", "grpc Unavailable": "grpc_unavailable",
+		"timeout": "timeout", "connection": "connection", "2.0 not understood": "2_0_not_understood",
+	} {
+		assert.Equal(t, want, reason(cause), cause)
+	}
+}

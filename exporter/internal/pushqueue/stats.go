@@ -42,14 +42,26 @@ func newStats(id string, report *deliveryreport.Report, queue *backlog) *stats {
 	}
 }
 
-// reason is a cause as a label value: "http 503" is http_503, "grpc Unavailable" grpc_unavailable.
+// reason is a cause as a label value: "http 503" is http_503, "grpc
+// ResourceExhausted" grpc_resource_exhausted.
 func reason(cause string) string {
-	return strings.Map(func(r rune) rune {
-		if r == ' ' || r == '-' || r == '.' {
-			return '_'
+	var b strings.Builder
+	prev := ' '
+	for _, r := range cause {
+		switch {
+		case r == ' ' || r == '-' || r == '.' || r == ':':
+			if prev != '_' {
+				b.WriteRune('_')
+			}
+			prev = '_'
+			continue
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			b.WriteRune('_')
 		}
-		return unicode.ToLower(r)
-	}, cause)
+		b.WriteRune(unicode.ToLower(r))
+		prev = r
+	}
+	return b.String()
 }
 
 // queued: a batch made at id went into the queue.
