@@ -82,7 +82,7 @@ func TestDefaultConfigDeliversInOrder(t *testing.T) {
 	for i := range 100 {
 		require.NoError(t, e.ConsumeMetrics(context.Background(), scrape(i)))
 	}
-	waitFor(t, "the queue to drain", func() bool { return e.sender.Queued() == 0 })
+	waitFor(t, "the queue to drain", func() bool { return e.Queued() == 0 })
 	assert.Equal(t, 1, cfg.QueueConfig.Get().NumConsumers)
 	assert.Len(t, accepted(), 100, "every batch accepted; a TSDB refused the older samples that came late")
 }
@@ -157,10 +157,10 @@ func TestConcurrentProducersAccounting(t *testing.T) {
 	q.QueueSize = 400
 	e, _ := start(t, cfg)
 	produce(t, e)
-	assert.LessOrEqual(t, e.sender.Queued(), int64(400))
+	assert.LessOrEqual(t, e.Queued(), int64(400))
 	up.Store(true)
-	waitFor(t, "drained", func() bool { return e.sender.Queued() == 0 })
+	waitFor(t, "drained", func() bool { return e.Queued() == 0 })
 	time.Sleep(100 * time.Millisecond)
-	assert.Equal(t, int64(0), e.sender.Queued())
+	assert.Equal(t, int64(0), e.Queued())
 	t.Logf("delivered %d series", len(ep.batches()))
 }

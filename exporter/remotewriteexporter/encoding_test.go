@@ -4,7 +4,6 @@
 package remotewriteexporter
 
 import (
-	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,27 +14,27 @@ import (
 
 func FuzzEncodingUnmarshal(f *testing.F) {
 	r := newRequest([][]byte{[]byte("abc"), {}, []byte("defgh")}, []int{3, 0, 7})
-	b, _ := encoding{}.Marshal(context.Background(), r)
+	b, _ := encoding{}.Marshal(r)
 	f.Add(b)
 	f.Add([]byte{2, 0, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		_, req, err := encoding{}.Unmarshal(b)
+		req, err := encoding{}.Unmarshal(b)
 		if err != nil {
 			return
 		}
-		r := req.(*request)
+		r := req
 		if len(r.payloads) != len(r.samples) {
 			t.Fatal("mismatch")
 		}
-		b2, err := encoding{}.Marshal(context.Background(), r)
+		b2, err := encoding{}.Marshal(r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, req2, err := encoding{}.Unmarshal(b2)
+		req2, err := encoding{}.Unmarshal(b2)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r2 := req2.(*request)
+		r2 := req2
 		if r2.id != r.id || r2.bytes != r.bytes || r2.ItemsCount() != r.ItemsCount() || len(r2.payloads) != len(r.payloads) {
 			t.Fatal("not a round trip")
 		}
@@ -47,20 +46,20 @@ func FuzzEncodingUnmarshal(f *testing.F) {
 func TestEncodingCarriesProtocol(t *testing.T) {
 	r := newRequest([][]byte{[]byte("abc")}, []int{3})
 	r.proto = translator.ProtocolV2
-	b, err := encoding{}.Marshal(t.Context(), r)
+	b, err := encoding{}.Marshal(r)
 	require.NoError(t, err)
 	assert.Equal(t, []byte{3, 2}, b[:2])
-	_, got, err := encoding{}.Unmarshal(b)
+	got, err := encoding{}.Unmarshal(b)
 	require.NoError(t, err)
-	assert.Equal(t, translator.ProtocolV2, got.(*request).proto)
+	assert.Equal(t, translator.ProtocolV2, got.proto)
 
 	old := append([]byte{2}, b[2:]...) // what the previous build stored
-	_, got, err = encoding{}.Unmarshal(old)
+	got, err = encoding{}.Unmarshal(old)
 	require.NoError(t, err)
-	assert.Equal(t, translator.ProtocolV1, got.(*request).proto)
-	assert.Equal(t, [][]byte{[]byte("abc")}, got.(*request).payloads)
-	assert.Equal(t, r.id, got.(*request).id)
+	assert.Equal(t, translator.ProtocolV1, got.proto)
+	assert.Equal(t, [][]byte{[]byte("abc")}, got.payloads)
+	assert.Equal(t, r.id, got.id)
 
-	_, _, err = encoding{}.Unmarshal(append([]byte{3, 9}, b[2:]...))
+	_, err = encoding{}.Unmarshal(append([]byte{3, 9}, b[2:]...))
 	assert.ErrorContains(t, err, "unknown version", "an unknown protocol")
 }

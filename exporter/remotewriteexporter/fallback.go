@@ -4,6 +4,8 @@
 package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter"
 
 import (
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+
 	"fmt"
 	"net/http"
 	"strconv"
@@ -23,7 +25,7 @@ var writtenHeaders = [...]string{
 // checkWritten reads a 2xx answer's written headers. Without them the
 // endpoint read the request as an empty 1.0 one: it goes again as 1.0. A
 // 2xx is final, so samples written short are only counted and logged.
-func (e *writer) checkWritten(h http.Header, n int) error {
+func (e *writer) checkWritten(h http.Header, n int, t *pushqueue.Tally) error {
 	var written [len(writtenHeaders)]int
 	seen := false
 	for i, name := range writtenHeaders {
@@ -40,7 +42,7 @@ func (e *writer) checkWritten(h http.Header, n int) error {
 			err: fmt.Errorf("%s answered a remote-write 2.0 request of %d samples with 2xx but no %s header", e.endpoint, n, writtenHeaders[0])}
 	}
 	if written[0] < n {
-		e.report.NotStored(n-written[0], fmt.Errorf("%s wrote %d of %d samples (%s: %d, %s: %d)", e.endpoint, written[0], n,
+		t.NotWritten(n-written[0], fmt.Errorf("%s wrote %d of %d samples (%s: %d, %s: %d)", e.endpoint, written[0], n,
 			writtenHeaders[1], written[1], writtenHeaders[2], written[2]))
 	}
 	return nil

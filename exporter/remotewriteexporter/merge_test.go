@@ -92,7 +92,7 @@ func TestMergeWindowStoresOneQueueItem(t *testing.T) {
 			for i := range 5 {
 				require.NoError(t, e.ConsumeMetrics(context.Background(), batch(i, 1)))
 			}
-			waitFor(t, "the batches in the queue", func() bool { return e.sender.Queued() > 0 && queueItems(s) > 0 })
+			waitFor(t, "the batches in the queue", func() bool { return e.Queued() > 0 && queueItems(s) > 0 })
 			time.Sleep(3 * tc.window)
 			assert.Equal(t, tc.items, queueItems(s), "items in the queue while the endpoint is down")
 			up.Store(true)
@@ -156,8 +156,8 @@ func TestMergeBounds(t *testing.T) {
 		{"requests", exporterhelper.RequestSizerTypeRequests, 2, st(1000, 1000, 1000, 1000), false},
 		{"no queue", exporterhelper.RequestSizerTypeBytes, 0, st(1000, 1000, 10, 10), false},
 	} {
-		m := &merger{sender: pushqueue.NewSender(pushqueue.SenderSettings[*request]{Sizer: tc.sizer, Capacity: tc.capacity})}
-		assert.Equal(t, tc.want, m.full(tc.pending), tc.name)
+		b := &builder{bound: func() (int64, int64) { return pushqueue.ItemBound(tc.sizer, tc.capacity) }}
+		assert.Equal(t, tc.want, b.full(tc.pending), tc.name)
 	}
 }
 
@@ -252,7 +252,7 @@ func TestMergeSplitsABatchOverTheQueue(t *testing.T) {
 			e, logs := start(t, cfg) // shut down at the test's end
 			require.NoError(t, e.ConsumeMetrics(context.Background(), batch(0, 1)))
 			require.NoError(t, e.ConsumeMetrics(context.Background(), batch(1, 60)))
-			err := e.merger.window.Flush(context.Background())
+			err := e.Merger().Flush(context.Background())
 			require.NoError(t, err)
 			want := []string{"0"}
 			for range 60 {
@@ -264,7 +264,7 @@ func TestMergeSplitsABatchOverTheQueue(t *testing.T) {
 			defer ep.mu.Unlock()
 			assert.GreaterOrEqual(t, len(ep.got), 3, "items of at most half of %d %s", tc.size, tc.sizer)
 			tc.check(t, ep)
-			assert.Empty(t, logs.FilterMessage("Remote write: a new batch was not queued; its items are lost").All())
+			assert.Empty(t, logs.FilterMessage("remote_write: a new batch was not queued; its items are lost").All())
 		})
 	}
 }
@@ -286,7 +286,7 @@ func TestMergeSeriesLargerThanTheQueueIsLostAlone(t *testing.T) {
 	big.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(0).Gauge().DataPoints().At(1).
 		Attributes().PutStr("blob", incompressible(300))
 	require.NoError(t, e.ConsumeMetrics(context.Background(), big))
-	err := e.merger.window.Flush(context.Background())
+	err := e.Merger().Flush(context.Background())
 	require.NoError(t, err)
 	waitFor(t, "3 series", func() bool { return len(ep.batches()) == 3 })
 	assert.Equal(t, []string{"0", "1", "1"}, ep.batches())
@@ -303,7 +303,7 @@ func TestMergeSeriesLargerThanTheQueueIsLostAlone(t *testing.T) {
 	}
 	ep.mu.Unlock()
 	assert.Equal(t, []string{"0", "0", "2"}, series, "batch 0's series, then batch 1's first and last")
-	lost := logs.FilterMessage("Remote write: a new batch was not queued; its items are lost").All()
+	lost := logs.FilterMessage("remote_write: a new batch was not queued; its items are lost").All()
 	require.Len(t, lost, 1)
 	assert.Equal(t, int64(1), lost[0].ContextMap()["items"])
 	assert.Contains(t, lost[0].ContextMap()["error"], "is more than sending_queue::queue_size 200 holds")

@@ -261,3 +261,6 @@ func (e *Exporter[R]) Merger() Merger { return e.merger }
 
 // Snapshot is what the exporter counted since start (deliverystats shows it while it runs).
 func (e *Exporter[R]) Snapshot() deliverystats.Snapshot { return e.stats.snapshot() }
+
+// Queued is the backlog under the queue's sizer (an earlier process's included).
+func (e *Exporter[R]) Queued() int64 { return e.queue.size() }

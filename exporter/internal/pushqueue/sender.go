@@ -78,15 +78,18 @@ func sizeOf(sizer exporterhelper.RequestSizerType, r xexporterhelper.Request) in
 	}
 }
 
-// bound is the largest queue item: half the queue's capacity (at least 1)
-// in items or in bytes, so that an item never waits for the whole queue
+// bound is the largest queue item (ItemBound).
+func (s *Sender[R]) bound() (items, bytes int64) { return ItemBound(s.queue.sizer, s.queue.capacity) }
+
+// ItemBound is the largest queue item: half the queue's capacity (at least
+// 1) in items or in bytes, so that an item never waits for the whole queue
 // to empty. 0 and 0 for the requests sizer or no queue.
-func (s *Sender[R]) bound() (items, bytes int64) {
-	if s.queue.capacity <= 0 {
+func ItemBound(sizer exporterhelper.RequestSizerType, capacity int64) (items, bytes int64) {
+	if capacity <= 0 {
 		return 0, 0
 	}
-	half := max(s.queue.capacity/2, 1)
-	switch s.queue.sizer {
+	half := max(capacity/2, 1)
+	switch sizer {
 	case exporterhelper.RequestSizerTypeItems:
 		return half, 0
 	case exporterhelper.RequestSizerTypeBytes:
@@ -99,7 +102,7 @@ func (s *Sender[R]) bound() (items, bytes int64) {
 // tooLarge is why r can never be queued: it is larger than the whole queue.
 func (s *Sender[R]) tooLarge(r R) error {
 	if size := sizeOf(s.queue.sizer, r); s.queue.capacity > 0 && size > s.queue.capacity {
-		return consumererror.NewPermanent(fmt.Errorf("%s: a batch of %d (%s) is more than sending_queue::queue_size %d holds; raise it", s.name, size, s.queue.sizer, s.queue.capacity))
+		return consumererror.NewPermanent(fmt.Errorf("%s: a batch of %d (%s) is more than sending_queue::queue_size %d holds; raise it: %w", s.name, size, s.queue.sizer, s.queue.capacity, deliveryreport.ErrTooLarge))
 	}
 	return nil
 }
@@ -109,7 +112,7 @@ func (s *Sender[R]) tooLarge(r R) error {
 // (block_on_overflow). A refusal is counted and logged here.
 func (s *Sender[R]) Enqueue(ctx context.Context, inner exporter.Metrics, r R) error {
 	if err := s.tooLarge(r); err != nil {
-		s.stats.rejectedFor(deliverystats.ReasonTooLarge, err, r.ItemsCount())
+		s.stats.tooLarge(err, r.ItemsCount())
 		return err
 	}
 	size := sizeOf(s.queue.sizer, r)

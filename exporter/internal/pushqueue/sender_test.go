@@ -211,13 +211,6 @@ func TestNewIDGrows(t *testing.T) {
 	}
 }
 
-func TestRetryAfterOfWrappedErrors(t *testing.T) {
-	err := NewRetryAfter(errors.New("429"), 3*time.Second)
-	assert.Equal(t, 3*time.Second, RetryAfter(consumererror.NewPermanent(err)))
-	assert.Zero(t, RetryAfter(errors.New("plain")))
-	assert.Equal(t, "429", err.Error())
-}
-
 func TestReasonLabels(t *testing.T) {
 	for cause, want := range map[string]string{
 		"http 503": "http_503", "grpc ResourceExhausted": "grpc_resource_exhausted", "grpc Unavailable": "grpc_unavailable",

@@ -134,6 +134,14 @@ var droppedWords = map[string]string{
 	deliverystats.ReasonRetryDisabled:  "a batch: it failed and retry_on_failure is off",
 }
 
+// tooLarge: a batch larger than the whole queue, never queued.
+func (s *stats) tooLarge(err error, points int) {
+	s.mu.Lock()
+	s.rejected[deliverystats.ReasonTooLarge] += int64(points)
+	s.mu.Unlock()
+	s.report.NotQueued(err, points, s.queue.report())
+}
+
 // notQueued: the queue refused a new batch of points.
 func (s *stats) notQueued(err error, points int) {
 	why := deliverystats.ReasonQueueFull

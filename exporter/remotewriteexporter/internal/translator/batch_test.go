@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	
+
 	"github.com/golang/snappy"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/prompb"
