@@ -170,7 +170,9 @@ func (s *Sender[R]) dropOldest(d time.Duration) (int64, bool) {
 	}
 }
 
-// Deliver sends r with retries; only a stopping exporter gets a retryable error.
+// Deliver sends r with retries; only a stopping exporter gets a retryable
+// error. A batch given up (rejected, dropped) is a permanent error, so that
+// exporterhelper's own telemetry never counts it sent.
 func (s *Sender[R]) Deliver(ctx context.Context, r R) error {
 	s.stats.sending(r.ID())
 	defer s.stats.settled(r.ID())
@@ -217,12 +219,13 @@ func (s *Sender[R]) Deliver(ctx context.Context, r R) error {
 			p, b := remaining(r)
 			s.stats.droppedFor(deliverystats.ReasonMaxElapsedTime, p, b)
 			s.finish(r)
-			return nil
+			return consumererror.NewPermanent(fmt.Errorf("%s: retried for max_elapsed_time %s: %w", s.name, s.retry.MaxElapsedTime, err))
 		}
 		s.stats.retriedAfter(s.cause(err), withNote(err), points, wait)
 		if stop := s.wait(ctx, r, wait); stop != nil {
 			if errors.Is(stop, errDropped) {
-				return nil
+				// Permanent: exporterhelper counts it failed, never sent.
+				return consumererror.NewPermanent(fmt.Errorf("%s: %w: %w", s.name, errDropped, err))
 			}
 			s.left(r)
 			return stop
@@ -261,7 +264,7 @@ func (s *Sender[R]) left(r R) {
 	s.finish(r)
 }
 
-var errDropped = errors.New("dropped to make room")
+var errDropped = errors.New("the oldest batch, dropped for room while sending fails")
 
 // wait returns nil to retry, errDropped, or why retries stop.
 func (s *Sender[R]) wait(ctx context.Context, r R, d time.Duration) error {

@@ -23,6 +23,8 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 )
@@ -89,9 +91,17 @@ func (batchEncoding) Unmarshal(buf []byte) (*batch, error) {
 // newTestExporter returns a started exporter of batches with a queue of
 // capacity requests (none if 0), sending with send.
 func newTestExporter(t *testing.T, retry configretry.BackOffConfig, capacity int64, send func(context.Context, *batch) error) (*Exporter[*batch], *observer.ObservedLogs) {
+	e, logs, _ := newObservedExporter(t, retry, capacity, send)
+	return e, logs
+}
+
+// newObservedExporter is newTestExporter with exporterhelper's own telemetry read by the reader it returns.
+func newObservedExporter(t *testing.T, retry configretry.BackOffConfig, capacity int64, send func(context.Context, *batch) error) (*Exporter[*batch], *observer.ObservedLogs, *sdkmetric.ManualReader) {
 	core, logs := observer.New(zap.InfoLevel)
 	set := exportertest.NewNopSettings(component.MustNewType("test"))
 	set.Logger = zap.New(core)
+	reader := sdkmetric.NewManualReader()
+	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 	queue := configoptional.None[exporterhelper.QueueBatchConfig]()
 	if capacity > 0 {
 		q := exporterhelper.NewDefaultQueueConfig()
@@ -107,7 +117,24 @@ func newTestExporter(t *testing.T, retry configretry.BackOffConfig, capacity int
 	require.NoError(t, err)
 	require.NoError(t, e.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, e.Shutdown(context.Background())) })
-	return e, logs
+	return e, logs, reader
+}
+
+// helperCount sums exporterhelper's counter name.
+func helperCount(t *testing.T, reader *sdkmetric.ManualReader, name string) int64 {
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(context.Background(), &rm))
+	var n int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == name {
+				for _, dp := range sum.DataPoints {
+					n += dp.Value
+				}
+			}
+		}
+	}
+	return n
 }
 
 // During an outage a full queue makes room by dropping its oldest batch:
@@ -115,7 +142,7 @@ func newTestExporter(t *testing.T, retry configretry.BackOffConfig, capacity int
 func TestSenderDropsTheOldestDuringAnOutage(t *testing.T) {
 	ep := &endpoint{}
 	ep.down.Store(true)
-	e, logs := newTestExporter(t, fastRetry, 3, ep.send)
+	e, logs, reader := newObservedExporter(t, fastRetry, 3, ep.send)
 
 	require.NoError(t, e.Enqueue(context.Background(), newBatch(1)))
 	require.Eventually(t, func() bool { return ep.attempts.Load() > 0 }, 5*time.Second, time.Millisecond)
@@ -130,6 +157,9 @@ func TestSenderDropsTheOldestDuringAnOutage(t *testing.T) {
 	snap := e.stats.snapshot()
 	assert.Equal(t, int64(5), snap.PointsDropped["oldest"])
 	assert.Equal(t, int64(3), snap.PointsSent)
+	// exporterhelper's own telemetry agrees: a drop is never sent.
+	assert.Equal(t, int64(3), helperCount(t, reader, "otelcol_exporter_sent_metric_points"))
+	assert.Equal(t, int64(5), helperCount(t, reader, "otelcol_exporter_send_failed_metric_points"))
 }
 
 // A wait the endpoint asks for (Retry-After) is kept when it is longer
@@ -170,7 +200,8 @@ func TestSenderGivesUpAfterMaxElapsedTime(t *testing.T) {
 	send := func(context.Context, *batch) error { return errors.New("connection refused") }
 	e, logs := newTestExporter(t, retry, 0, send)
 	start := time.Now()
-	require.NoError(t, e.sender.Deliver(context.Background(), newBatch(1)))
+	err := e.sender.Deliver(context.Background(), newBatch(1))
+	assert.True(t, consumererror.IsPermanent(err), "a drop is never a success: %v", err)
 	assert.Less(t, time.Since(start), 2*time.Second)
 	assert.GreaterOrEqual(t, time.Since(start), 150*time.Millisecond)
 	assert.NotEmpty(t, logs.FilterMessage("test dropped a batch: retried for retry_on_failure::max_elapsed_time").All())
