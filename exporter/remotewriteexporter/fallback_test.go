@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/prometheus/prometheus/prompb"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/translator"
 )
 
 // written answers a 2.0 request as a 2.0 receiver that stored all of it.
@@ -29,7 +31,7 @@ func written(h http.Header, n int) http.Header {
 
 func v2Config(url string) *Config {
 	cfg := testConfig(url)
-	cfg.ProtobufMessage = messageV2
+	cfg.ProtobufMessage = translator.MessageV2
 	return cfg
 }
 
@@ -46,7 +48,7 @@ func TestV2Headers(t *testing.T) {
 	var req writev2.Request
 	require.NoError(t, req.Unmarshal(a.raw))
 	assert.Len(t, req.Timeseries, 3)
-	waitFor(t, "the queue to drain", func() bool { return e.sender.Queued() == 0 })
+	waitFor(t, "the queue to drain", func() bool { return e.Queued() == 0 })
 	assert.Zero(t, logs.FilterMessageSnippet("did not store").Len())
 }
 
@@ -75,7 +77,7 @@ func testFallback(t *testing.T, rec *recorder) {
 	for i := range 3 {
 		require.NoError(t, e.ConsumeMetrics(context.Background(), batch(i, 2)))
 	}
-	waitFor(t, "4 attempts", func() bool { return rec.count() == 4 && e.sender.Queued() == 0 })
+	waitFor(t, "4 attempts", func() bool { return rec.count() == 4 && e.Queued() == 0 })
 	var versions []string
 	var batches []string
 	for _, a := range rec.all() {
@@ -102,12 +104,12 @@ func TestV2PartialWriteCounted(t *testing.T) {
 	for i := range 2 {
 		require.NoError(t, e.ConsumeMetrics(context.Background(), batch(i, 3)))
 	}
-	waitFor(t, "2 requests", func() bool { return rec.count() == 2 && e.sender.Queued() == 0 })
+	waitFor(t, "2 requests", func() bool { return rec.count() == 2 && e.Queued() == 0 })
 	assert.Equal(t, []int{1, 1}, rec.perBody())
 	lines := logs.FilterMessageSnippet("did not store all of it").All()
 	require.Len(t, lines, 1)
 	assert.Equal(t, int64(2), lines[0].ContextMap()["items"])
-	assert.Equal(t, int64(4), e.report.NotStoredTotal())
+	assert.Equal(t, int64(4), e.Snapshot().PointsNotWritten)
 }
 
 // With merge_window, the items a large batch is split into (spilled before
@@ -120,9 +122,9 @@ func TestV2MergeSpillKeepsProtocol(t *testing.T) {
 	cfg.QueueConfig.Get().QueueSize = 10
 	e, _ := start(t, cfg)
 	require.NoError(t, e.ConsumeMetrics(context.Background(), batch(1, 60)))
-	err := e.merger.window.Flush(context.Background())
+	err := e.Merger().Flush(context.Background())
 	require.NoError(t, err)
-	waitFor(t, "12 requests", func() bool { return rec.count() == 12 && e.sender.Queued() == 0 })
+	waitFor(t, "12 requests", func() bool { return rec.count() == 12 && e.Queued() == 0 })
 	series := 0
 	for _, a := range rec.all() {
 		assert.Equal(t, "2.0.0", a.header.Get("X-Prometheus-Remote-Write-Version"))

@@ -104,7 +104,7 @@ func TestScrapeSnapshot(t *testing.T) {
 		PointsSent: 1000, BytesSent: 52_000,
 		PointsRetried:    map[string]int64{"http_503": 40, "connection": 7},
 		PointsRejected:   map[string]int64{"http_400": 3},
-		PointsDropped:    map[string]int64{deliverystats.ReasonOldest: 12},
+		PointsDropped:    map[string]int64{deliverystats.ReasonOldest: 12, "a_reason_of_later": 4},
 		PointsNotWritten: 2,
 		QueuePoints:      80, QueueBytes: 4096, QueueCapacity: 268435456, QueueSizer: "bytes",
 		QueuedNewest: queued, SentNewest: sent, QueuedOldest: oldest,
@@ -115,26 +115,26 @@ func TestScrapeSnapshot(t *testing.T) {
 	got, md := scrapePoints(t, s)
 
 	want := map[string]float64{
-		"otelcol.build.info version=1.2.3-test":                                         1,
-		"otelcol.delivery.points.sent exporter=remote_write":                            1000,
-		"otelcol.delivery.bytes.sent exporter=remote_write":                             52_000,
-		"otelcol.delivery.points.retried exporter=remote_write reason=http_503":         40,
-		"otelcol.delivery.points.retried exporter=remote_write reason=connection":       7,
-		"otelcol.delivery.points.rejected exporter=remote_write reason=http_400":        3,
-		"otelcol.delivery.points.not_written exporter=remote_write":                     2,
-		"otelcol.delivery.queue.points exporter=remote_write":                           80,
-		"otelcol.delivery.queue.bytes exporter=remote_write":                            4096,
-		"otelcol.delivery.queue.capacity exporter=remote_write sizer=bytes":             268435456,
-		"otelcol.delivery.queued.newest_timestamp exporter=remote_write":                1772362805.5,
-		"otelcol.delivery.sent.newest_timestamp exporter=remote_write":                  1772362800.25,
-		"otelcol.delivery.queue.oldest_timestamp exporter=remote_write":                 1772362795,
-		"otelcol.delivery.points.dropped exporter=remote_write reason=oldest":           12,
-		"otelcol.delivery.points.dropped exporter=remote_write reason=queue_full":       0,
-		"otelcol.delivery.points.dropped exporter=remote_write reason=disk_full":        0,
-		"otelcol.delivery.points.dropped exporter=remote_write reason=shutdown":         0,
-		"otelcol.delivery.points.dropped exporter=remote_write reason=max_elapsed_time": 0,
-		"otelcol.delivery.points.dropped exporter=remote_write reason=untranslatable":   0,
+		"otelcol.build.info version=1.2.3-test":                                   1,
+		"otelcol.delivery.points.sent exporter=remote_write":                      1000,
+		"otelcol.delivery.bytes.sent exporter=remote_write":                       52_000,
+		"otelcol.delivery.points.retried exporter=remote_write reason=http_503":   40,
+		"otelcol.delivery.points.retried exporter=remote_write reason=connection": 7,
+		"otelcol.delivery.points.rejected exporter=remote_write reason=http_400":  3,
+		"otelcol.delivery.points.not_written exporter=remote_write":               2,
+		"otelcol.delivery.queue.points exporter=remote_write":                     80,
+		"otelcol.delivery.queue.bytes exporter=remote_write":                      4096,
+		"otelcol.delivery.queue.capacity exporter=remote_write sizer=bytes":       268435456,
+		"otelcol.delivery.queued.newest_timestamp exporter=remote_write":          1772362805.5,
+		"otelcol.delivery.sent.newest_timestamp exporter=remote_write":            1772362800.25,
+		"otelcol.delivery.queue.oldest_timestamp exporter=remote_write":           1772362795,
 	}
+	// Every drop reason, at 0 unless it happened.
+	for _, r := range deliverystats.DroppedReasons {
+		want["otelcol.delivery.points.dropped exporter=remote_write reason="+r] = 0
+	}
+	want["otelcol.delivery.points.dropped exporter=remote_write reason=oldest"] = 12
+	want["otelcol.delivery.points.dropped exporter=remote_write reason=a_reason_of_later"] = 4
 	assert.Equal(t, want, values(got))
 	for k, p := range got {
 		assert.False(t, p.ts.Before(before), "%s: timestamp %v before the scrape", k, p.ts)
@@ -207,7 +207,7 @@ func TestSeriesThatStopEndWithAMarker(t *testing.T) {
 	}
 	slices.Sort(want)
 	assert.Equal(t, want, ended)
-	assert.Len(t, want, 12, "the oldest time, and otlp_durable/b's 3 counters, 6 drop reasons and 2 queue gauges")
+	assert.Len(t, want, 1+3+len(deliverystats.DroppedReasons)+2, "the oldest time, and otlp_durable/b's 3 counters, drop reasons and 2 queue gauges")
 
 	again, _ := scrapePoints(t, s)
 	for k, p := range again {
