@@ -77,6 +77,7 @@ func TestRemoteWriteContract(t *testing.T) {
 	if got, err := r.prom.ScalarAt(ctx, build, time.Now()); err != nil || got != 1 {
 		t.Errorf("%s = %v (%v), want 1", build, got, err)
 	}
+	checkDeliveryFamilies(t, ctx, r.prom, hostName)
 	for q, want := range map[string]float64{"ernic_instances": 3, "ernic_vms": 2} {
 		if got, err := r.prom.ScalarAt(ctx, q, time.Now()); err != nil || got != want {
 			t.Errorf("%s = %v (%v), want %v", q, got, err, want)
@@ -193,4 +194,61 @@ func countAt(writes []simWrite, at time.Time) (uint64, bool) {
 		return 0, false
 	}
 	return writes[i-1].count, true
+}
+
+// deliveryLabels are the labels of each family of the delivery telemetry
+// that a healthy remote write always has, beside job and instance.
+var deliveryLabels = map[string][]string{
+	"otelcol_delivery_points_sent_total":               {"exporter"},
+	"otelcol_delivery_bytes_sent_total":                {"exporter"},
+	"otelcol_delivery_points_dropped_total":            {"exporter", "reason"},
+	"otelcol_delivery_points_not_written_total":        {"exporter"},
+	"otelcol_delivery_queue_points":                    {"exporter"},
+	"otelcol_delivery_queue_bytes":                     {"exporter"},
+	"otelcol_delivery_queue_capacity":                  {"exporter", "sizer"},
+	"otelcol_delivery_queued_newest_timestamp_seconds": {"exporter"},
+	"otelcol_delivery_sent_newest_timestamp_seconds":   {"exporter"},
+	"otelcol_build_info":                               {"version"},
+}
+
+// checkDeliveryFamilies: the delivery telemetry of the shipped
+// remote-write configuration is in Prometheus, every family with exactly
+// its labels and the host's job and instance, exporter="remote_write".
+func checkDeliveryFamilies(t *testing.T, ctx context.Context, p *harness.Prometheus, host string) {
+	t.Helper()
+	eventually(t, waitTimeout, "the delivery telemetry in Prometheus", func() []string {
+		v, err := p.Vector(ctx, `{__name__=~"otelcol_.+"}`, time.Now())
+		if err != nil {
+			return []string{err.Error()}
+		}
+		var problems []string
+		seen := map[string]bool{}
+		for _, s := range v {
+			name := string(s.Metric[model.MetricNameLabel])
+			seen[name] = true
+			want, ok := deliveryLabels[name]
+			if !ok {
+				continue // a retry or rejection reason, or the oldest queued time
+			}
+			var got []string
+			for l := range s.Metric {
+				if l != model.MetricNameLabel {
+					got = append(got, string(l))
+				}
+			}
+			want = append(slices.Clone(want), "instance", "job")
+			sort.Strings(got)
+			sort.Strings(want)
+			if !slices.Equal(got, want) || s.Metric["instance"] != model.LabelValue(host) || s.Metric["job"] != "ernic" ||
+				(s.Metric["exporter"] != "" && s.Metric["exporter"] != "remote_write") {
+				problems = append(problems, fmt.Sprintf("%s: want the labels %v, instance %q, job ernic, exporter remote_write", s.Metric, want, host))
+			}
+		}
+		for name := range deliveryLabels {
+			if !seen[name] {
+				problems = append(problems, name+": missing")
+			}
+		}
+		return problems
+	})
 }
