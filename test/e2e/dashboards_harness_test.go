@@ -180,7 +180,7 @@ func TestDashboardsAndAlerts(t *testing.T) {
 	})
 	stop := time.Now()
 
-	t.Run("alert_cycles", a.checkCycles)
+	t.Run("alert_cycles", a.checkCycles("down", "restart", "flr", "reset", "errors", "stuck", "lost", "nodata", "hostnodata", "silent", "rundir"))
 	// The other delivery alerts need a failing backend (TestDeliveryAlerts
 	// provokes them), and ErnicDeliverySilent's shipped expression 10
 	// minutes of silence: its scaled copy fired and resolved above.
