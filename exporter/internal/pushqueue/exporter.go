@@ -68,7 +68,7 @@ type Exporter[R Request] struct {
 	sender     *Sender[R]
 	stats      *stats
 	queue      *backlog
-	order      *reorder[R]
+	restarted  *reorder[R]
 	merger     Merger
 	unregister func()
 	stopped    sync.Once
@@ -89,7 +89,7 @@ func New[R Request](ctx context.Context, s Settings[R]) (*Exporter[R], error) {
 		name: name, retry: s.Retry, send: s.Send, cause: s.Cause, stats: e.stats, queue: e.queue,
 		drop: make(chan chan int64), stop: make(chan struct{}),
 	}
-	e.order = newReorder(s.Encoding, func(err error) {
+	e.restarted = newReorder(s.Encoding, func(err error) {
 		e.stats.droppedFor(deliverystats.ReasonUnreadable, 0, 0)
 		s.Exporter.Logger.Error(name+": a stored batch cannot be read; the queue drops it", zap.Error(err))
 	})
@@ -113,7 +113,7 @@ func (e *Exporter[R]) newInner(ctx context.Context, q configoptional.Optional[ex
 		// Timeout per attempt and retries are the Sender's.
 		exporterhelper.WithTimeout(exporterhelper.TimeoutConfig{}),
 		exporterhelper.WithRetry(ShutdownRetry),
-		xexporterhelper.WithQueueBatch(q, xexporterhelper.QueueBatchSettings{Encoding: queueEncoding[R]{o: e.order}}),
+		xexporterhelper.WithQueueBatch(q, xexporterhelper.QueueBatchSettings{Encoding: queueEncoding[R]{o: e.restarted}}),
 	}, e.s.Options...)
 	return xexporterhelper.NewMetricsRequest(ctx, set, e.convert, e.push, opts...)
 }
@@ -233,22 +233,16 @@ func (e *Exporter[R]) push(ctx context.Context, req xexporterhelper.Request) err
 		var want R
 		return consumererror.NewPermanent(&typeError{got: req, want: want})
 	}
-	for m, ok := e.order.next(); ok; m, ok = e.order.next() {
+	for m, ok := e.restarted.next(); ok; m, ok = e.restarted.next() {
 		if err := e.sender.Deliver(ctx, m); err != nil && !consumererror.IsPermanent(err) {
 			return err // stopping: both stay in the persistent queue
 		}
-		e.order.sent(m)
+		e.restarted.sentAhead(m)
 	}
-	if e.order.handedOut(r) {
+	if e.restarted.handedOut(r) {
 		return nil
 	}
 	return e.sender.Deliver(ctx, r)
-}
-
-type typeError struct{ got, want any }
-
-func (e *typeError) Error() string {
-	return fmt.Sprintf("a queue item is a %T, not a %T", e.got, e.want)
 }
 
 // UserAgent is the push exporters' User-Agent: otelcol-ernic/<version> (<os>/<arch>).

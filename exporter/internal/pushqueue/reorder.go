@@ -6,6 +6,7 @@ package pushqueue // import "github.com/rocm-ernic/otelcol-ernic/exporter/intern
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -28,7 +29,7 @@ type reorder[R Request] struct {
 	unreadable func(error)
 
 	mu sync.Mutex
-	// read are the IDs read back and not yet handed to push.
+	// read are the IDs read back and not yet handed out to be sent.
 	read map[uint64]bool
 	// pending are to send first, oldest first.
 	pending []R
@@ -90,15 +91,15 @@ func (o *reorder[R]) next() (R, bool) {
 	return o.pending[0], true
 }
 
-// sent: r went ahead of the queue.
-func (o *reorder[R]) sent(r R) {
+// sentAhead: r went ahead of the queue.
+func (o *reorder[R]) sentAhead(r R) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.pending = slices.DeleteFunc(o.pending, func(p R) bool { return p.ID() == r.ID() })
 	o.done[r.ID()] = true
 }
 
-// handedOut: the queue hands r to push; true if it was sent ahead already.
+// handedOut: the queue hands r out to be sent; true if it was sent ahead already.
 func (o *reorder[R]) handedOut(r R) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -108,4 +109,10 @@ func (o *reorder[R]) handedOut(r R) bool {
 	}
 	delete(o.done, r.ID())
 	return true
+}
+
+type typeError struct{ got, want any }
+
+func (e *typeError) Error() string {
+	return fmt.Sprintf("a queue item is a %T, not a %T", e.got, e.want)
 }
