@@ -66,6 +66,7 @@ func RunPolicy(t *testing.T, newTarget func(*testing.T) Target) {
 		"a batch larger than the queue is refused":       tooLarge,
 		"stopping loses only an in-memory queue":         stopping,
 		"the batch being sent at a restart goes first":   restartOrder,
+		"two restarts in one outage keep the order":      twoRestarts,
 	} {
 		t.Run(name, func(t *testing.T) { run(t, newTarget(t)) })
 	}
@@ -305,6 +306,21 @@ func restartOrder(t *testing.T, tg Target) {
 	waitFor(t, "3 batches", func() bool { return len(tg.Endpoint.Accepted()) == 3 })
 	assert.Equal(t, []int{1, 2, 3}, tg.Endpoint.Accepted())
 	assert.Equal(t, int64(3*points), settled(t, second, tg.Endpoint).PointsSent)
+}
+
+// twoRestarts: a second process stopped while it sends the first's
+// interrupted batch; the third still sends every batch in order.
+func twoRestarts(t *testing.T, tg Target) {
+	q, host := stoppedInAnOutage(t, tg)
+	before := len(tg.Endpoint.Attempts())
+	second, _ := tg.Start(t, q, fastRetry, host)
+	waitFor(t, "the second process's attempts", func() bool { return len(tg.Endpoint.Attempts()) > before+1 })
+	require.NoError(t, second.Shutdown(context.Background()))
+	tg.Endpoint.Answer(Answer{})
+	third, _ := tg.Start(t, q, fastRetry, host)
+	defer func() { require.NoError(t, third.Shutdown(context.Background())) }()
+	waitFor(t, "3 batches", func() bool { return len(tg.Endpoint.Accepted()) == 3 })
+	assert.Equal(t, []int{1, 2, 3}, tg.Endpoint.Accepted())
 }
 
 func sum(m map[string]int64) int64 {
