@@ -19,13 +19,14 @@ import (
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/deliveryreport"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/translator"
 )
 
 // remoteWrite translates batches into the queue and sends them from it in order.
 type remoteWrite struct {
 	cfg    *Config
 	set    exporter.Settings
-	tr     *translator
+	tr     *translator.Translator
 	inner  exporter.Metrics
 	writer *writer
 	report *deliveryreport.Report
@@ -56,7 +57,7 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (*remo
 	e.writer = &writer{
 		endpoint: cfg.Endpoint, retryOnAuth: cfg.RetryOnAuthErrors,
 		userAgent: fmt.Sprintf("%s/%s", set.BuildInfo.Command, set.BuildInfo.Version),
-		logger:    set.Logger, report: e.report, backlog: e.sender.Backlog, stopping: e.sender.Stopping(), proto: &e.tr.proto,
+		logger:    set.Logger, report: e.report, backlog: e.sender.Backlog, stopping: e.sender.Stopping(), proto: e.tr.Protocol(),
 	}
 	if cfg.MergeWindow > 0 {
 		e.merger = &merger{tr: e.tr, sender: e.sender, report: e.report, enqueue: e.enqueue}
@@ -127,7 +128,7 @@ func (e *remoteWrite) convert(ctx context.Context, md pmetric.Metrics) (xexporte
 	if r, ok := pushqueue.Prepared[*request](ctx); ok {
 		return r, nil
 	}
-	r, _ := e.tr.translate(md)
+	r, _ := translate(e.tr, md)
 	return r, nil
 }
 
@@ -136,7 +137,7 @@ func (e *remoteWrite) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) er
 	if e.merger != nil {
 		return e.merger.merge(ctx, md)
 	}
-	req, err := e.tr.translate(md)
+	req, err := translate(e.tr, md)
 	reportUntranslated(e.report, err)
 	if len(req.payloads) == 0 {
 		return nil

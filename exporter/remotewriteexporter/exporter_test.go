@@ -277,7 +277,7 @@ func TestMovedBatchGoesFirst(t *testing.T) {
 	e, _ := start(t, cfg)
 	enc := encoding{moved: e.moved}
 	stored := func(i int) *request {
-		r, err := e.tr.translate(batch(i, 1))
+		r, err := translate(e.tr, batch(i, 1))
 		require.NoError(t, err)
 		b, err := enc.Marshal(context.Background(), r)
 		require.NoError(t, err)

@@ -8,10 +8,9 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/golang/snappy"
-	"github.com/prometheus/prometheus/prompb"
-	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
 	"go.uber.org/zap"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/translator"
 )
 
 // The 2.0 response headers: what the endpoint stored of a request.
@@ -49,7 +48,7 @@ func (e *writer) checkWritten(h http.Header, n int) error {
 
 // fallBack makes the exporter send 1.0 from now on, and logs it once.
 func (e *writer) fallBack(se *sendError) {
-	if e.proto.Swap(uint32(protocolV1)) == uint32(protocolV1) {
+	if e.proto.Swap(uint32(translator.ProtocolV1)) == uint32(translator.ProtocolV1) {
 		return
 	}
 	e.logger.Warn("remote_write: the endpoint does not take remote write 2.0; sending 1.0 (prometheus.WriteRequest) from now on, without metadata and start timestamps. Set protobuf_message: prometheus.WriteRequest to start with it",
@@ -60,43 +59,9 @@ func (e *writer) fallBack(se *sendError) {
 // is left for the endpoint to reject.
 func (e *writer) toV1(req *request) {
 	for i := req.next; i < len(req.payloads); i++ {
-		if p, err := downgrade(req.payloads[i]); err == nil {
+		if p, err := translator.Downgrade(req.payloads[i]); err == nil {
 			req.payloads[i] = p
 		}
 	}
-	req.proto = protocolV1
-}
-
-// downgrade returns a 2.0 request as 1.0, without metadata and start timestamps.
-func downgrade(payload []byte) ([]byte, error) {
-	raw, err := snappy.Decode(nil, payload)
-	if err != nil {
-		return nil, err
-	}
-	var v2 writev2.Request
-	if err := v2.Unmarshal(raw); err != nil {
-		return nil, err
-	}
-	v1 := prompb.WriteRequest{Timeseries: make([]prompb.TimeSeries, len(v2.Timeseries))}
-	for i, ts := range v2.Timeseries {
-		if len(ts.LabelsRefs)%2 != 0 {
-			return nil, fmt.Errorf("series %d: an odd number of label references", i)
-		}
-		out := &v1.Timeseries[i]
-		for j := 0; j < len(ts.LabelsRefs); j += 2 {
-			name, value := ts.LabelsRefs[j], ts.LabelsRefs[j+1]
-			if int(max(name, value)) >= len(v2.Symbols) {
-				return nil, fmt.Errorf("series %d: a label reference past the %d symbols", i, len(v2.Symbols))
-			}
-			out.Labels = append(out.Labels, prompb.Label{Name: v2.Symbols[name], Value: v2.Symbols[value]})
-		}
-		for _, s := range ts.Samples {
-			out.Samples = append(out.Samples, prompb.Sample{Value: s.Value, Timestamp: s.Timestamp})
-		}
-	}
-	b, err := v1.Marshal()
-	if err != nil {
-		return nil, err
-	}
-	return snappy.Encode(nil, b), nil
+	req.proto = translator.ProtocolV1
 }

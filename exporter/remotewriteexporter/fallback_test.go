@@ -16,6 +16,8 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/prometheus/prometheus/prompb"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/translator"
 )
 
 // written answers a 2.0 request as a 2.0 receiver that stored all of it.
@@ -29,7 +31,7 @@ func written(h http.Header, n int) http.Header {
 
 func v2Config(url string) *Config {
 	cfg := testConfig(url)
-	cfg.ProtobufMessage = messageV2
+	cfg.ProtobufMessage = translator.MessageV2
 	return cfg
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/deliveryreport"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/translator"
 )
 
 // mergeMaxBytes makes a large host's scrape a few items, not one held twice
@@ -20,18 +21,18 @@ const mergeMaxBytes = 4 << 20
 // merger writes the batches that come within merge_window into the
 // requests of one queue item, translated as they come.
 type merger struct {
-	tr     *translator
+	tr     *translator.Translator
 	sender *pushqueue.Sender[*request]
 	report *deliveryreport.Report
-	window *pushqueue.Window[*batchState]
+	window *pushqueue.Window[*translator.Batch]
 	// enqueue puts an item in the exporter's queue (which Start may replace).
 	enqueue func(context.Context, *request) error
 }
 
 // open starts a merged item.
-func (e *merger) open() (*batchState, error) {
-	st := e.tr.begin()
-	st.capItems, st.capBytes = e.itemBound()
+func (e *merger) open() (*translator.Batch, error) {
+	st := e.tr.Begin()
+	st.CapItems, st.CapBytes = e.itemBound()
 	return st, nil
 }
 
@@ -40,17 +41,17 @@ func (e *merger) open() (*batchState, error) {
 // refusal is returned only when the item holds md alone, else logged.
 func (e *merger) merge(ctx context.Context, md pmetric.Metrics) error {
 	spilled := false
-	err := e.window.Add(ctx, e.open, nil, func(st *batchState) (bool, error) {
-		if st.capItems > 0 || st.capBytes > 0 {
-			st.spill = func(st *batchState) {
+	err := e.window.Add(ctx, e.open, nil, func(st *translator.Batch) (bool, error) {
+		if st.CapItems > 0 || st.CapBytes > 0 {
+			st.Spill = func(st *translator.Batch) {
 				spilled = true
 				e.spillLocked(ctx, st)
 			}
 		}
-		skipped := e.tr.add(st, md)
-		st.spill = nil
-		reportUntranslated(e.report, skipped.err())
-		return e.full(st), nil
+		skipped := e.tr.Add(st, md)
+		st.Spill = nil
+		reportUntranslated(e.report, skipped)
+		return e.full(st.Size()), nil
 	})
 	if spilled {
 		return nil
@@ -65,32 +66,30 @@ func (e *merger) itemBound() (items, bytes int) {
 }
 
 // spillLocked queues st's requests as one item mid-batch; the window's lock is held.
-func (e *merger) spillLocked(ctx context.Context, st *batchState) {
-	st.flush()
-	if len(st.payloads) == 0 {
+func (e *merger) spillLocked(ctx context.Context, st *translator.Batch) {
+	w := st.Take()
+	if len(w.Payloads) == 0 {
 		return
 	}
-	req := newRequest(st.payloads, st.samples)
-	req.proto = st.proto
-	st.payloads, st.samples, st.bytes, st.itemsDone = nil, nil, 0, 0
+	req := requestOf(w)
 	if err := e.enqueueMerged(ctx, req); err != nil {
 		e.report.NotQueued(err, req.ItemsCount(), e.sender.Backlog())
 	}
 }
 
 // full reports whether the pending requests reached mergeMaxBytes or half the queue.
-func (e *merger) full(st *batchState) bool {
-	if st.bytes >= mergeMaxBytes {
+func (e *merger) full(st translator.Size) bool {
+	if st.Compressed >= mergeMaxBytes {
 		return true
 	}
 	items, bytes := e.sender.HalfQueue()
-	return (bytes > 0 && int64(st.bytes+len(st.raw)) >= bytes) ||
-		(items > 0 && int64(st.itemsDone+st.inRaw) >= items)
+	return (bytes > 0 && int64(st.Bytes) >= bytes) ||
+		(items > 0 && int64(st.Samples) >= items)
 }
 
 // flushMerged queues the pending item; a refusal is logged and returned.
-func (e *merger) flush(ctx context.Context, st *batchState) error {
-	req := e.tr.end(st)
+func (e *merger) flush(ctx context.Context, st *translator.Batch) error {
+	req := requestOf(e.tr.End(st))
 	if len(req.payloads) == 0 {
 		return nil
 	}

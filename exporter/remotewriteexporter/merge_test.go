@@ -24,6 +24,7 @@ import (
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/storagetest"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/metadata"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/translator"
 )
 
 // queueItems is the number of items a persistent queue holds in s (its
@@ -131,18 +132,18 @@ func TestMergeWindowFlushedAtShutdown(t *testing.T) {
 // A merged item is put in the queue once it reaches mergeMaxBytes of
 // compressed requests, or half of queue_size.
 func TestMergeBounds(t *testing.T) {
-	st := func(bytes, raw int, samples ...int) *batchState {
+	st := func(bytes, raw int, samples ...int) translator.Size {
 		done := 0
-		for _, n := range samples[1:] {
+		for _, n := range samples {
 			done += n
 		}
-		return &batchState{bytes: bytes, raw: make([]byte, raw), samples: samples[1:], itemsDone: done, inRaw: samples[0]}
+		return translator.Size{Compressed: bytes, Bytes: bytes + raw, Samples: done}
 	}
 	for _, tc := range []struct {
 		name     string
 		sizer    exporterhelper.RequestSizerType
 		capacity int64
-		pending  *batchState
+		pending  translator.Size
 		want     bool
 	}{
 		{"room", exporterhelper.RequestSizerTypeBytes, 1 << 30, st(1000, 500, 10, 10), false},
@@ -320,16 +321,4 @@ func incompressible(n int) string {
 		fmt.Fprintf(&b, "%08x", x)
 	}
 	return b.String()[:n]
-}
-
-// The item bound counts samples, or in bytes what the item can be at most
-// once compressed: a series that may take it past the bound overflows, one
-// that cannot does not.
-func TestOverflowsInBytes(t *testing.T) {
-	st := &batchState{capBytes: 1000, bytes: 500, comp: make([]byte, 100), raw: make([]byte, 200), inRaw: 3}
-	// 500 + 100 + snappy's bound on 200+e bytes (32 + n + n/6) + 64.
-	assert.False(t, st.overflows(60), "500+100+(32+260+43)+64 = 999")
-	assert.True(t, st.overflows(62), "500+100+(32+262+43)+64 = 1001")
-	assert.False(t, (&batchState{capItems: 5, itemsDone: 3, inRaw: 1}).overflows(1000), "4 samples of 5")
-	assert.True(t, (&batchState{capItems: 5, itemsDone: 3, inRaw: 2}).overflows(1), "a 6th sample")
 }

@@ -14,8 +14,11 @@ import (
 
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/deliveryreport"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/translator"
 )
 
 // request is one queue item: compressed remote-write requests, ready to send.
@@ -33,16 +36,36 @@ type request struct {
 	// id is pushqueue.NewID's, stored with the batch (see movedBatches).
 	id uint64
 	// proto is the payloads' message.
-	proto protocol
+	proto translator.Protocol
 }
 
 var _ xexporterhelper.Request = (*request)(nil)
 
 func newRequest(payloads [][]byte, samples []int) *request {
-	r := &request{payloads: payloads, samples: samples, id: pushqueue.NewID(), proto: protocolV1}
+	r := &request{payloads: payloads, samples: samples, id: pushqueue.NewID(), proto: translator.ProtocolV1}
 	for _, p := range payloads {
 		r.bytes += len(p)
 	}
+	return r
+}
+
+// translate returns md's queue item and an error counting the points left out.
+func translate(tr *translator.Translator, md pmetric.Metrics) (*request, error) {
+	w, err := tr.Translate(md)
+	return requestOf(w), err
+}
+
+// reportUntranslated counts the points the translator left out, if any.
+func reportUntranslated(r *deliveryreport.Report, err error) {
+	if ue, ok := err.(*translator.UntranslatedError); ok { //nolint:errorlint // the translator returns it unwrapped
+		r.Untranslated(err, ue.Points())
+	}
+}
+
+// requestOf is the queue item of w.
+func requestOf(w translator.Requests) *request {
+	r := newRequest(w.Payloads, w.Samples)
+	r.proto = w.Protocol
 	return r
 }
 
@@ -106,10 +129,10 @@ func (encoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Request, e
 	bad := func(what string) error {
 		return fmt.Errorf("remote_write: stored request of %d bytes: %s", len(b), what)
 	}
-	proto := protocolV1
+	proto := translator.ProtocolV1
 	switch {
-	case len(b) >= 2 && b[0] == encodingVersion && (b[1] == byte(protocolV1) || b[1] == byte(protocolV2)):
-		proto, b = protocol(b[1]), b[2:]
+	case len(b) >= 2 && b[0] == encodingVersion && (b[1] == byte(translator.ProtocolV1) || b[1] == byte(translator.ProtocolV2)):
+		proto, b = translator.Protocol(b[1]), b[2:]
 	case len(b) >= 1 && b[0] == encodingV1Only:
 		b = b[1:]
 	default:

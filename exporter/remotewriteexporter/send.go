@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/deliveryreport"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/translator"
 )
 
 // sendError is why one remote-write request did not go through.
@@ -54,7 +55,7 @@ type writer struct {
 	report      *deliveryreport.Report
 	backlog     func() deliveryreport.Backlog
 	stopping    <-chan struct{}
-	// proto is what the translator writes new requests in (translator.proto).
+	// proto is what the translator writes new requests in (Translator.Protocol).
 	proto *atomic.Uint32
 }
 
@@ -68,7 +69,7 @@ func (e *writer) send(ctx context.Context, req *request) error {
 			return errors.New("remote_write: stopping")
 		default:
 		}
-		if req.proto == protocolV2 && e.proto.Load() == uint32(protocolV1) {
+		if req.proto == translator.ProtocolV2 && e.proto.Load() == uint32(translator.ProtocolV1) {
 			e.toV1(req)
 		}
 		err := e.post(ctx, req.payloads[req.next], req.proto, req.samples[req.next])
@@ -93,14 +94,14 @@ func (e *writer) send(ctx context.Context, req *request) error {
 const maxRetryAfter = 5 * time.Minute
 
 // post sends one compressed request of n samples; a *sendError unless 2xx.
-func (e *writer) post(ctx context.Context, payload []byte, proto protocol, n int) error {
+func (e *writer) post(ctx context.Context, payload []byte, proto translator.Protocol, n int) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.endpoint, bytes.NewReader(payload))
 	if err != nil {
 		return &sendError{cause: "request", rejected: true, err: err}
 	}
 	req.Header.Set("Content-Encoding", "snappy")
-	req.Header.Set("Content-Type", proto.contentType())
-	req.Header.Set("X-Prometheus-Remote-Write-Version", proto.version())
+	req.Header.Set("Content-Type", proto.ContentType())
+	req.Header.Set("X-Prometheus-Remote-Write-Version", proto.Version())
 	req.Header.Set("User-Agent", e.userAgent)
 	resp, err := e.client.Do(req)
 	if err != nil {
@@ -114,7 +115,7 @@ func (e *writer) post(ctx context.Context, payload []byte, proto protocol, n int
 	defer resp.Body.Close()
 	if resp.StatusCode/100 == 2 {
 		_, _ = io.Copy(io.Discard, resp.Body)
-		if proto == protocolV2 {
+		if proto == translator.ProtocolV2 {
 			return e.checkWritten(resp.Header, n)
 		}
 		return nil
@@ -129,7 +130,7 @@ func (e *writer) post(ctx context.Context, payload []byte, proto protocol, n int
 	}
 	// The specification: a sender MUST NOT retry a 4xx other than 429
 	// (401 and 403 only with retry_on_auth_errors).
-	if code == http.StatusUnsupportedMediaType && proto == protocolV2 {
+	if code == http.StatusUnsupportedMediaType && proto == translator.ProtocolV2 {
 		se.toV1 = true
 		return se
 	}

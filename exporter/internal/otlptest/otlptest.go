@@ -1,7 +1,8 @@
 // Copyright The otelcol-ernic Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package otlptest holds test helpers the OTLP exporters and otlpqueue share.
+// Package otlptest holds test helpers the OTLP exporters, otlpqueue and
+// remote_write's translator share.
 package otlptest // import "github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlptest"
 
 import (

@@ -1,7 +1,7 @@
 // Copyright The otelcol-ernic Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package remotewriteexporter
+package translator
 
 import (
 	"sort"
@@ -48,15 +48,15 @@ func TestTranslateEdgeCasesMatchContrib(t *testing.T) {
 		"ns without name":     {map[string]string{"service.namespace": "ns", "service.instance.id": "i"}, nil, nil},
 		"ext bad name":        {nil, nil, map[string]string{"host-name": "h"}},
 	} {
-		cfg := createDefaultConfig().(*Config)
+		cfg := DefaultSettings()
 		cfg.ExternalLabels = tc.ext
 		md := edgeBatch(tc.res, tc.attrs)
-		req, err := newTranslator(cfg).translate(md)
-		if req == nil {
+		req, err := New(cfg).Translate(md)
+		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		got := decoded(t, req.payloads)
+		got := decoded(t, req.Payloads)
 		want, _ := prw.FromMetrics(md, prw.Settings{ExternalLabels: tc.ext, TranslationStrategy: "UnderscoreEscapingWithSuffixes", AddMetricSuffixes: true, DisableScopeInfo: true, DisableTargetInfo: true})
 		var g, w []string
 		for k := range got {
