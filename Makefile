@@ -37,7 +37,9 @@ OTELCOL_INPUTS := builder-config.yaml go.mod go.sum $(RECEIVER)/go.mod $(RECEIVE
 # all: the collector and the simulator.
 all: otelcol sim
 
-# generate: regenerate the receiver's code and docs from metadata.yaml (mdatagen).
+# generate: regenerate the components' code and docs from their metadata.yaml
+# (mdatagen), and the simulator's copies of the receiver parser's LIF counter
+# names and device keys (internal/sim/internal/gennames).
 generate:
 	cd $(RECEIVER) && $(GO) generate ./...
 	cd exporter/remotewriteexporter && $(GO) generate ./...
@@ -47,8 +49,8 @@ generate:
 	cd extension/queuestorageextension && $(GO) generate ./...
 	cd internal/sim && $(GO) generate ./...
 
-# check-generate: regenerate and fail if receiver/ernicreceiver changed, i.e.
-# the committed generated code is not current.
+# check-generate: regenerate and fail if that changed any file of the folders
+# generate runs in, i.e. the committed generated code is not current.
 check-generate:
 	scripts/check-generate.sh
 

@@ -38,6 +38,10 @@ const (
 	NumDeviceKeys
 )
 
+// numCurrentDeviceKeys counts the current server's device keys, the first
+// of deviceKeyNames (internal/sim's DeviceKeys are generated from them).
+const numCurrentDeviceKeys = IPBytesRx + 1
+
 var deviceKeyNames = [NumDeviceKeys]string{
 	"commands", "bar0_reads", "bar0_writes", "uar_reads", "uar_writes",
 	"mmio_reads_total", "mmio_writes_total", "interrupts", "reset_count",
