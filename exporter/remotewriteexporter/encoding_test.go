@@ -42,8 +42,8 @@ func FuzzEncodingUnmarshal(f *testing.F) {
 	})
 }
 
-// The stored form carries the protocol, and the form of the builds before
-// 2.0 (version 2: no protocol byte) still reads back, as 1.0.
+// The stored form (encoding version 3) carries the protocol; version 2,
+// without the protocol byte, still reads back, as 1.0.
 func TestEncodingCarriesProtocol(t *testing.T) {
 	r := newRequest([][]byte{[]byte("abc")}, []int{3})
 	r.proto = translator.ProtocolV2
@@ -54,8 +54,8 @@ func TestEncodingCarriesProtocol(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, translator.ProtocolV2, got.(*request).proto)
 
-	old := append([]byte{2}, b[2:]...) // what the previous build stored
-	_, got, err = encoding{}.Unmarshal(old)
+	version2 := append([]byte{encodingV1Only}, b[2:]...)
+	_, got, err = encoding{}.Unmarshal(version2)
 	require.NoError(t, err)
 	assert.Equal(t, translator.ProtocolV1, got.(*request).proto)
 	assert.Equal(t, [][]byte{[]byte("abc")}, got.(*request).payloads)

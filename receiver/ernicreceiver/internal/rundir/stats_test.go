@@ -108,8 +108,9 @@ func TestParseStatsStartupFile(t *testing.T) {
 	assert.Equal(t, uint64(0), dev(t, s, Commands))
 }
 
-func TestParseStatsOlderFormat(t *testing.T) {
-	s := mustParse(t, "stats/old-format.stats")
+// The regs_* format of older servers (README.md §3.4).
+func TestParseStatsRegsFormat(t *testing.T) {
+	s := mustParse(t, "stats/regs-format.stats")
 	assert.Equal(t, uint64(12), s.WriteCount, "`Write count: N` without the space")
 	assert.Equal(t, uint64(2), dev(t, s, FLRResetCount))
 	assert.Equal(t, uint64(900), dev(t, s, RegsReads))
@@ -130,8 +131,8 @@ func TestParseStatsOlderFormat(t *testing.T) {
 	assert.Empty(t, s.Problems)
 }
 
-func TestParseStatsNoQPsOldServer(t *testing.T) {
-	s := mustParse(t, "stats/no-qps-old.stats")
+func TestParseStatsRegsFormatNoQPs(t *testing.T) {
+	s := mustParse(t, "stats/regs-format-no-qps.stats")
 	assert.Empty(t, s.QPs)
 	assert.Equal(t, "disconnected (client closed)", s.Connection)
 	assert.Equal(t, uint64(3), s.WriteCount)
