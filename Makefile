@@ -96,7 +96,7 @@ run: otelcol sim
 # test: what the tests need installed (test-deps), generated code current,
 # go vet and staticcheck (lint) of both modules, unit tests, a bounded fuzzing
 # run (TEST_FUZZTIME per target), then the end-to-end tests, the packages'
-# tests and a short soak.
+# tests, the switch-over test and a short soak.
 test: test-deps check-generate
 	$(GO) vet ./...
 	cd $(RECEIVER) && $(GO) vet ./...
@@ -110,10 +110,9 @@ test: test-deps check-generate
 	$(MAKE) switch-test
 	$(MAKE) soak SOAK_DURATION=$(TEST_SOAK_DURATION) SOAK_DIR= SOAK_TIMEOUT=15m
 
-# test-deps: the Debian packages the system tests use (Prometheus 2.42 and
-# promtool, node_exporter, iproute2, util-linux, systemd-analyze), installed
-# when missing and run as root; otherwise a message naming them
-# (scripts/test-deps.sh).
+# test-deps: the Debian packages the system tests use, installed when
+# missing and run as root; otherwise a message naming them
+# (scripts/test-deps.sh lists them, each with the tests that need it).
 test-deps:
 	scripts/test-deps.sh
 

@@ -59,7 +59,7 @@ func (e *merger) merge(ctx context.Context, md pmetric.Metrics) error {
 	return err
 }
 
-// itemBound is the sender's HalfQueue, for a batchState.
+// itemBound is the sender's HalfQueue, for a translator.Batch.
 func (e *merger) itemBound() (items, bytes int) {
 	i, b := e.sender.HalfQueue()
 	return int(min(i, math.MaxInt)), int(min(b, math.MaxInt))

@@ -175,7 +175,7 @@ func manifest(runDir string, insts []*instanceFixture) []sim.Instance {
 }
 
 // statsText renders <id>.stats in the current server's layout
-// (run-dir-format.md §3), padding included. It is not internal/sim's
+// (receiver/ernicreceiver/internal/rundir/README.md §3), padding included. It is not internal/sim's
 // FormatStats on purpose: the fixtures hold what the simulator never
 // writes (LIF counters at device level, a fork's trailing section, LIF
 // counters outside struct order and unknown ones, mmio totals that are not
