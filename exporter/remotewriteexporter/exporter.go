@@ -66,13 +66,6 @@ func (e *remoteWrite) translate(md pmetric.Metrics) (*request, bool, error) {
 	return req, len(req.payloads) > 0, nil
 }
 
-// countUntranslated counts the points the translator left out, if any.
-func countUntranslated(count func(error, int), err error) {
-	if ue, ok := err.(*translator.UntranslatedError); ok { //nolint:errorlint // the translator returns it unwrapped
-		count(err, ue.Points())
-	}
-}
-
 // sendCause is post's cause of a failure, for the logs and the `reason` label.
 func sendCause(err error) string {
 	if se := (*sendError)(nil); errors.As(err, &se) {
