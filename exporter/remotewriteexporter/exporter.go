@@ -19,6 +19,7 @@ import (
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/deliveryreport"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/tlsreload"
 )
 
 // remoteWrite translates batches into the queue and sends them from it in order.
@@ -86,7 +87,7 @@ func (e *remoteWrite) newQueue(ctx context.Context, q configoptional.Optional[ex
 // Start creates the client and starts the queue; a persistent queue that
 // cannot be opened is replaced by an in-memory one rather than failing the collector.
 func (e *remoteWrite) Start(ctx context.Context, host component.Host) error {
-	client, err := e.cfg.ClientConfig.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
+	client, err := tlsreload.HTTPClient(ctx, e.cfg.ClientConfig, host, e.set.TelemetrySettings)
 	if err != nil {
 		return err
 	}
