@@ -4,6 +4,7 @@
 package tlsreload // import "github.com/rocm-ernic/otelcol-ernic/exporter/internal/tlsreload"
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"sync"
@@ -61,8 +62,8 @@ func (k *keeper) get() (*tls.Certificate, error) {
 		}
 		return k.good, nil
 	}
-	if c != k.good { // configtls returns the same pointer until it reloads
-		if k.good != nil || k.failing {
+	if c != k.good { // configtls returns the same pointer until it reloads, every reload_interval
+		if k.good != nil && (k.failing || !sameCertificate(c, k.good)) {
 			k.logger.Info("Loaded the TLS "+k.role+" certificate from its files", k.fields(c)...)
 			delete(k.logged, "expired")
 		}
@@ -74,6 +75,10 @@ func (k *keeper) get() (*tls.Certificate, error) {
 			k.fields(c)...)
 	}
 	return c, nil
+}
+
+func sameCertificate(a, b *tls.Certificate) bool {
+	return len(a.Certificate) > 0 && len(b.Certificate) > 0 && bytes.Equal(a.Certificate[0], b.Certificate[0])
 }
 
 // due reports whether problem may be logged now; k.mu is held.

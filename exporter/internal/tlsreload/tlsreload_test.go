@@ -105,6 +105,9 @@ func TestHTTPClientKeepsTheCertificateThatLoaded(t *testing.T) {
 
 	get(t, client, srv.URL)
 	assert.Equal(t, "first", srv.last())
+	time.Sleep(2 * reload)
+	get(t, client, srv.URL)
+	assert.Empty(t, logs.All(), "a reload of the same certificate says nothing")
 
 	// Garbage in cert_file: configtls fails the load, the first stays in use.
 	testcert.WriteFile(t, f.cert, []byte("not a certificate"))
