@@ -10,6 +10,8 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"sync"
+	"time"
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
@@ -22,11 +24,16 @@ import (
 )
 
 // ClientTLS is cfg.LoadTLSConfig (nil when cfg is insecure without a CA)
-// with the client certificate, when there is one, kept by a keeper.
+// with the client certificate, when there is one, kept by a keeper, and
+// when there is none, a server that asks for one logged.
 func ClientTLS(ctx context.Context, cfg configtls.ClientConfig, logger *zap.Logger) (*tls.Config, error) {
 	c, err := cfg.LoadTLSConfig(ctx)
-	if err != nil || c == nil || c.GetClientCertificate == nil {
+	if err != nil || c == nil {
 		return c, err
+	}
+	if c.GetClientCertificate == nil {
+		c.GetClientCertificate = (&noCertificate{logger: logger, now: time.Now}).get
+		return c, nil
 	}
 	load := c.GetClientCertificate
 	k := newKeeper(func() (*tls.Certificate, error) { return load(nil) }, logger, "client", cfg.CertFile, cfg.KeyFile)
@@ -37,6 +44,29 @@ func ClientTLS(ctx context.Context, cfg configtls.ClientConfig, logger *zap.Logg
 	return c, nil
 }
 
+// noCertificate answers a server's request for a client certificate when
+// none is configured, with none, as crypto/tls does; and says so: with TLS
+// 1.3 the server refuses only after the handshake, and the client sees a
+// broken connection ("broken pipe", "http2: client conn could not be
+// established") rather than why.
+type noCertificate struct {
+	logger *zap.Logger
+	now    func() time.Time
+
+	mu     sync.Mutex
+	logged time.Time
+}
+
+func (n *noCertificate) get(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if now := n.now(); now.Sub(n.logged) >= Every {
+		n.logged = now
+		n.logger.Warn("The server asks for a TLS client certificate and none is configured (tls::cert_file, tls::key_file): a server that requires one refuses the connection")
+	}
+	return &tls.Certificate{}, nil
+}
+
 // HTTPClient is cc.ToClient with the client certificate kept by a keeper.
 func HTTPClient(ctx context.Context, cc confighttp.ClientConfig, host component.Host, set component.TelemetrySettings) (*http.Client, error) {
 	tlsCfg, err := ClientTLS(ctx, cc.TLS, set.Logger)
@@ -44,7 +74,7 @@ func HTTPClient(ctx context.Context, cc confighttp.ClientConfig, host component.
 		return nil, err
 	}
 	exts := host.GetExtensions()
-	if tlsCfg != nil && tlsCfg.GetClientCertificate != nil {
+	if tlsCfg != nil {
 		// confighttp makes the transport and its tls.Config itself; the one
 		// hook it offers on the transport is a client middleware, the
 		// innermost of which gets the *http.Transport.
@@ -88,12 +118,11 @@ func (m transportTLS) GetHTTPRoundTripper(context.Context) (extensionmiddleware.
 	}, nil
 }
 
-// GRPCDialOption is the transport credentials of cfg with the client
-// certificate kept by a keeper; nil without a client certificate, where
-// configgrpc's own are the same.
+// GRPCDialOption is the transport credentials of ClientTLS(cfg); nil
+// without TLS (insecure), where configgrpc's own are the same.
 func GRPCDialOption(ctx context.Context, cfg configtls.ClientConfig, logger *zap.Logger) (grpc.DialOption, error) {
 	tlsCfg, err := ClientTLS(ctx, cfg, logger)
-	if err != nil || tlsCfg == nil || tlsCfg.GetClientCertificate == nil {
+	if err != nil || tlsCfg == nil {
 		return nil, err
 	}
 	return grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg)), nil

@@ -128,12 +128,29 @@ func TestHTTPClientKeepsTheCertificateThatLoaded(t *testing.T) {
 	assert.Len(t, logs.FilterMessageSnippet("Loaded the TLS client certificate").All(), 1)
 }
 
-func TestHTTPClientWithoutCertificateIsConfighttps(t *testing.T) {
+// Without a client certificate, a server that requires one refuses the
+// connection, and the client says why once, not once per connection.
+func TestHTTPClientWithoutCertificateSaysWhy(t *testing.T) {
+	ca := testcert.NewCA(t, "test CA")
+	srv := newMutualServer(t, ca)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(caFile, ca.PEM, 0o600))
 	cc := confighttp.NewDefaultClientConfig()
+	cc.TLS.CAFile = caFile
+	cc.Keepalive = configoptional.None[confighttp.KeepaliveClientConfig]()
+	logger, logs := observed()
 	set := componenttest.NewNopTelemetrySettings()
+	set.Logger = logger
 	client, err := HTTPClient(context.Background(), cc, componenttest.NewNopHost(), set)
 	require.NoError(t, err)
-	require.NotNil(t, client)
+	for range 3 {
+		resp, err := client.Get(srv.URL)
+		if err == nil {
+			resp.Body.Close()
+		}
+		require.Error(t, err)
+	}
+	assert.Len(t, logs.FilterMessageSnippet("asks for a TLS client certificate and none is configured").All(), 1)
 }
 
 func TestExpiredCertificateIsLogged(t *testing.T) {
