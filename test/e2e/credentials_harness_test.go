@@ -136,6 +136,10 @@ func waitLogged(t *testing.T, log *harness.LockedBuffer, timeout time.Duration, 
 	})
 }
 
+// lostData are the lines of a collector that lost data: rejected by the
+// backend, dropped for the newest, dropped by exporterhelper.
+var lostData = []string{"rejected by the endpoint", "dropped the oldest batch", "Dropping data"}
+
 // countLines is how many lines of log contain s.
 func countLines(log *harness.LockedBuffer, s string) int {
 	n := 0

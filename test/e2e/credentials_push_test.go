@@ -304,7 +304,7 @@ func TestPushCredentialsPrometheus3(t *testing.T) {
 		}
 		t.Logf("%s: %d samples from %s to %s, first %s, last %s", h.name, len(samples), from.Format(time.StampMilli), to.Format(time.StampMilli),
 			samples[0].Timestamp.Time().Format(time.StampMilli), samples[len(samples)-1].Timestamp.Time().Format(time.StampMilli))
-		for _, bad := range []string{"rejected by the endpoint", "dropped"} {
+		for _, bad := range lostData {
 			if n := countLines(h.log, bad); n > 0 {
 				t.Errorf("%s: %d lines %q during the rotations:\n%s", h.name, n, bad, harness.Tail(h.log.String(), 4000))
 			}
