@@ -78,13 +78,17 @@ type sampledWriter struct {
 	last map[string]sampled // by kind
 }
 
-// peerPort is the client's port in a net/http line: every connection has
-// another, so lines differing only there are of one kind.
-var peerPort = regexp.MustCompile(`(\d+\.\d+\.\d+\.\d+|\[[0-9a-fA-F:.%\w]+\]):\d+`)
+// peerPort is the client's port in a net/http line, and timeStamp a time in
+// crypto/x509's errors ("current time ... is after ..."): each connection
+// has others, so lines differing only there are of one kind.
+var (
+	peerPort  = regexp.MustCompile(`(\d+\.\d+\.\d+\.\d+|\[[0-9a-fA-F:.%\w]+\]):\d+`)
+	timeStamp = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`)
+)
 
 func (w *sampledWriter) Write(p []byte) (int, error) {
 	line := strings.TrimSpace(string(p))
-	kind := peerPort.ReplaceAllString(line, "$1")
+	kind := timeStamp.ReplaceAllString(peerPort.ReplaceAllString(line, "$1"), "T")
 	now := w.now()
 	w.mu.Lock()
 	s, ok := w.last[kind]

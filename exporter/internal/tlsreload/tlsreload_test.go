@@ -225,11 +225,14 @@ func TestErrorLogOnceAMinutePerKind(t *testing.T) {
 		l.Printf("http: TLS handshake error from 127.0.0.1:%d: remote error: tls: bad certificate", 40000+port)
 	}
 	l.Printf("http: TLS handshake error from 127.0.0.2:40000: EOF")
-	require.Len(t, logs.All(), 2)
+	for s := range 3 {
+		l.Printf("http: TLS handshake error from 127.0.0.3:4000%d: tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time 2026-12-07T13:42:0%dZ is after 2026-12-07T12:41:53Z", s, s)
+	}
+	require.Len(t, logs.All(), 3)
 	now = now.Add(Every)
 	l.Printf("http: TLS handshake error from 127.0.0.1:50000: remote error: tls: bad certificate")
 	all := logs.All()
-	require.Len(t, all, 3)
-	assert.Equal(t, int64(4), all[2].ContextMap()["like_it_since_last_logged"])
-	assert.Equal(t, "scrape refused: http: TLS handshake error from 127.0.0.1:50000: remote error: tls: bad certificate", all[2].Message)
+	require.Len(t, all, 4)
+	assert.Equal(t, int64(4), all[3].ContextMap()["like_it_since_last_logged"])
+	assert.Equal(t, "scrape refused: http: TLS handshake error from 127.0.0.1:50000: remote error: tls: bad certificate", all[3].Message)
 }
