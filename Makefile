@@ -222,7 +222,9 @@ soak: otelcol
 # install: install the collector as a systemd service (deploy/README.md): the
 # binary to $(BINDIR), the unit to $(UNITDIR) (its paths rewritten when BINDIR
 # or CONFDIR are not the defaults) and $(DEFAULT_CONFIG) as
-# $(CONFDIR)/config.yaml, unless a config is already there. DESTDIR stages
+# $(CONFDIR)/config.yaml, unless a config is already there, and
+# $(CONFDIR)/credentials, root's alone (mode 0700), for the files that
+# deploy/otelcol-ernic.service.d/credentials.conf loads. DESTDIR stages
 # the tree elsewhere (packaging, tests); run `systemctl daemon-reload` after.
 DESTDIR ?=
 PREFIX ?= /usr/local
@@ -234,6 +236,7 @@ DEFAULT_CONFIG ?= config/local.yaml
 .PHONY: install
 install: otelcol
 	install -d -m 0755 $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CONFDIR)
+	install -d -m 0700 $(DESTDIR)$(CONFDIR)/credentials
 	install -m 0755 $(OTELCOL) $(DESTDIR)$(BINDIR)/otelcol-ernic
 	sed -e 's|/usr/local/bin/otelcol-ernic|$(BINDIR)/otelcol-ernic|g' \
 		-e 's|/etc/otelcol-ernic/|$(CONFDIR)/|g' \
