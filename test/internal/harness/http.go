@@ -33,14 +33,9 @@ type Access struct {
 	User, Password string
 }
 
-// fetch sends a request with the header pairs (name, value, ...) and
-// returns the answer.
-func fetch(ctx context.Context, method, url string, body io.Reader, header ...string) (answer, error) {
-	return fetchWith(ctx, nil, method, url, body, header...)
-}
-
-// fetchWith is fetch through a (nil: http.DefaultClient, no credentials).
-func fetchWith(ctx context.Context, a *Access, method, url string, body io.Reader, header ...string) (answer, error) {
+// fetch sends a request with the header pairs (name, value, ...) through a
+// (nil: http.DefaultClient, no credentials) and returns the answer.
+func fetch(ctx context.Context, a *Access, method, url string, body io.Reader, header ...string) (answer, error) {
 	req, err := http.NewRequestWithContext(ctx, method, url, body)
 	if err != nil {
 		return answer{}, err
@@ -72,7 +67,7 @@ func Scrape(ctx context.Context, url string) (map[string]*dto.MetricFamily, erro
 
 // scrapeWith is Scrape through access (nil: none).
 func scrapeWith(ctx context.Context, access *Access, url string) (map[string]*dto.MetricFamily, error) {
-	a, err := fetchWith(ctx, access, http.MethodGet, url, nil, "Accept", "text/plain; version=0.0.4")
+	a, err := fetch(ctx, access, http.MethodGet, url, nil, "Accept", "text/plain; version=0.0.4")
 	if err != nil {
 		return nil, err
 	}

@@ -147,7 +147,7 @@ func (p *Prometheus) Start() {
 		if !p.proc.Running() {
 			t.Fatalf("prometheus %s exited before it was ready:\n%s", p.Bin, p.Log.String())
 		}
-		a, err := fetchWith(context.Background(), p.Access, http.MethodGet, p.URL("/-/ready"), nil)
+		a, err := fetch(context.Background(), p.Access, http.MethodGet, p.URL("/-/ready"), nil)
 		if err == nil {
 			if a.code == http.StatusOK {
 				return
@@ -210,7 +210,7 @@ type APIResponse struct {
 // API POSTs params to the API path and returns the answer, or an error
 // when it is not a success.
 func (p *Prometheus) API(ctx context.Context, path string, params url.Values) (*APIResponse, error) {
-	a, err := fetchWith(ctx, p.Access, http.MethodPost, p.URL(path), strings.NewReader(params.Encode()),
+	a, err := fetch(ctx, p.Access, http.MethodPost, p.URL(path), strings.NewReader(params.Encode()),
 		"Content-Type", "application/x-www-form-urlencoded")
 	if err != nil {
 		return nil, err
@@ -228,7 +228,7 @@ func (p *Prometheus) API(ctx context.Context, path string, params url.Values) (*
 // GetAPI GETs an API path (the rules and alerts endpoints take no POST)
 // and decodes its data into v.
 func (p *Prometheus) GetAPI(ctx context.Context, path string, v any) error {
-	a, err := fetchWith(ctx, p.Access, http.MethodGet, p.URL(path), nil)
+	a, err := fetch(ctx, p.Access, http.MethodGet, p.URL(path), nil)
 	if err != nil {
 		return err
 	}
