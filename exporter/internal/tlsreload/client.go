@@ -36,8 +36,8 @@ func ClientTLS(ctx context.Context, cfg configtls.ClientConfig, logger *zap.Logg
 		return c, nil
 	}
 	load := c.GetClientCertificate
-	k := newKeeper(func() (*tls.Certificate, error) { return load(nil) }, logger, "client", cfg.CertFile, cfg.KeyFile)
-	if _, err := k.get(); err != nil {
+	k, err := startKeeper(func() (*tls.Certificate, error) { return load(nil) }, logger, "client", cfg.CertFile, cfg.KeyFile)
+	if err != nil {
 		return nil, err
 	}
 	c.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) { return k.get() }

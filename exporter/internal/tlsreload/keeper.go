@@ -45,6 +45,16 @@ func newKeeper(load func() (*tls.Certificate, error), logger *zap.Logger, role, 
 	}
 }
 
+// startKeeper is a keeper over load, with its first load done: a
+// certificate that does not load at start is the start's error.
+func startKeeper(load func() (*tls.Certificate, error), logger *zap.Logger, role, certFile, keyFile string) (*keeper, error) {
+	k := newKeeper(load, logger, role, certFile, keyFile)
+	if _, err := k.get(); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
 // get is the tls.Config's certificate getter.
 func (k *keeper) get() (*tls.Certificate, error) {
 	c, err := k.load()

@@ -26,8 +26,8 @@ func ServerTLS(ctx context.Context, cfg configtls.ServerConfig, logger *zap.Logg
 		return c, err
 	}
 	load := c.GetCertificate
-	k := newKeeper(func() (*tls.Certificate, error) { return load(nil) }, logger, "server", cfg.CertFile, cfg.KeyFile)
-	if _, err := k.get(); err != nil {
+	k, err := startKeeper(func() (*tls.Certificate, error) { return load(nil) }, logger, "server", cfg.CertFile, cfg.KeyFile)
+	if err != nil {
 		return nil, err
 	}
 	// configtls's client CA reloader copies GetCertificate from c at each handshake.

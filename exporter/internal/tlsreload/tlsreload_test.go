@@ -78,6 +78,24 @@ func observed() (*zap.Logger, *observer.ObservedLogs) {
 	return zap.New(core), logs
 }
 
+// newClient is HTTPClient trusting ca, with the client certificate f (none
+// when f is zero), a connection per request: the client certificate is
+// chosen at the handshake.
+func newClient(t *testing.T, ca *testcert.CA, f files) (*http.Client, *observer.ObservedLogs) {
+	t.Helper()
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(caFile, ca.PEM, 0o600))
+	cc := confighttp.NewDefaultClientConfig()
+	cc.TLS.CAFile, cc.TLS.CertFile, cc.TLS.KeyFile, cc.TLS.ReloadInterval = caFile, f.cert, f.key, reload
+	cc.Keepalive = configoptional.None[confighttp.KeepaliveClientConfig]()
+	logger, logs := observed()
+	set := componenttest.NewNopTelemetrySettings()
+	set.Logger = logger
+	client, err := HTTPClient(context.Background(), cc, componenttest.NewNopHost(), set)
+	require.NoError(t, err)
+	return client, logs
+}
+
 func get(t *testing.T, c *http.Client, url string) {
 	t.Helper()
 	resp, err := c.Get(url)
@@ -90,18 +108,7 @@ func TestHTTPClientKeepsTheCertificateThatLoaded(t *testing.T) {
 	ca := testcert.NewCA(t, "test CA")
 	srv := newMutualServer(t, ca)
 	f := writePair(t, ca.Client(t, "first"))
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	require.NoError(t, os.WriteFile(caFile, ca.PEM, 0o600))
-
-	cc := confighttp.NewDefaultClientConfig()
-	cc.TLS.CAFile, cc.TLS.CertFile, cc.TLS.KeyFile, cc.TLS.ReloadInterval = caFile, f.cert, f.key, reload
-	// A connection per request: the client certificate is chosen at the handshake.
-	cc.Keepalive = configoptional.None[confighttp.KeepaliveClientConfig]()
-	logger, logs := observed()
-	set := componenttest.NewNopTelemetrySettings()
-	set.Logger = logger
-	client, err := HTTPClient(context.Background(), cc, componenttest.NewNopHost(), set)
-	require.NoError(t, err)
+	client, logs := newClient(t, ca, f)
 
 	get(t, client, srv.URL)
 	assert.Equal(t, "first", srv.last())
@@ -133,16 +140,7 @@ func TestHTTPClientKeepsTheCertificateThatLoaded(t *testing.T) {
 func TestHTTPClientWithoutCertificateSaysWhy(t *testing.T) {
 	ca := testcert.NewCA(t, "test CA")
 	srv := newMutualServer(t, ca)
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
-	require.NoError(t, os.WriteFile(caFile, ca.PEM, 0o600))
-	cc := confighttp.NewDefaultClientConfig()
-	cc.TLS.CAFile = caFile
-	cc.Keepalive = configoptional.None[confighttp.KeepaliveClientConfig]()
-	logger, logs := observed()
-	set := componenttest.NewNopTelemetrySettings()
-	set.Logger = logger
-	client, err := HTTPClient(context.Background(), cc, componenttest.NewNopHost(), set)
-	require.NoError(t, err)
+	client, logs := newClient(t, ca, files{})
 	for range 3 {
 		resp, err := client.Get(srv.URL)
 		if err == nil {
