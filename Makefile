@@ -163,8 +163,9 @@ fuzz:
 # and check its Prometheus output (test/e2e, build tag e2e). The remote-write
 # tests start Prometheus servers: `prometheus` must be on PATH (Debian's
 # package; .ci/run installs it) or named by PROMETHEUS_BIN; the fleet test
-# also Prometheus 3 (bin/prometheus3, built here once), Thanos (bin/thanos,
-# likewise) and root (it sets host names with unshare --uts). test/dashboards
+# also Prometheus 3 (bin/prometheus3, built here once; the push credentials
+# test too), Thanos (bin/thanos, likewise) and root (it sets host names with
+# unshare --uts). test/dashboards
 # checks dashboards/ with promtool (same package; or PROMTOOL_BIN).
 # The second collector of the OTLP tests and the comparison with contrib's
 # prometheus exporter run the test build (otelcol-test).
