@@ -212,41 +212,18 @@ func verifyRoot(t *testing.T) string {
 
 // dropInBlocks are the blocks of deploy/otelcol-ernic.service.d/credentials.conf,
 // by the start of their heading line.
-var dropInBlocks = []string{"# --- Push", "# --- Pull"}
+var dropInBlocks = []string{harness.PushCredentials, harness.PullCredentials}
 
-// installDropIn installs the credentials drop-in into root with the settings
-// of the block whose heading starts with heading uncommented, and the
+// installDropIn installs the credentials drop-in into root with the
+// settings of the block whose heading starts with heading on, and the
 // binary's path the one `make install` installs, as its comment says.
 func installDropIn(t *testing.T, root, heading string) {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join(harness.RepoRoot(t), "deploy", "otelcol-ernic.service.d", "credentials.conf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	setting := regexp.MustCompile(`^#([A-Z][A-Za-z]*=.*)$`)
-	var out []string
-	in, n := false, 0
-	for _, line := range strings.Split(string(src), "\n") {
-		if strings.HasPrefix(line, "# --- ") {
-			in = strings.HasPrefix(line, heading)
-		}
-		if m := setting.FindStringSubmatch(line); m != nil {
-			if in {
-				line, n = m[1], n+1
-			}
-		} else if !strings.HasPrefix(line, "#") && strings.Contains(line, "=") {
-			t.Errorf("credentials.conf sets %q outside the commented blocks", line)
-		}
-		out = append(out, strings.ReplaceAll(line, "/usr/bin/otelcol-ernic", "/"+binPath))
-	}
-	if n < 5 {
-		t.Fatalf("credentials.conf: %d settings in the block %q", n, heading)
-	}
 	path := filepath.Join(root, dropInPath)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, []byte(strings.Join(out, "\n")), 0o644); err != nil {
+	if err := os.WriteFile(path, harness.CredentialsDropIn(t, heading, "/"+binPath), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
