@@ -301,7 +301,8 @@ $(DEBIAN_ROOT):
 # switch-test: the switch from the legacy ernic-exporter.service to the
 # package and the rollback, as deploy/README.md documents them (test/switch,
 # build tag e2e): the .deb installed with dpkg in a booted Debian container
-# (systemd-nspawn) while a real Prometheus scrapes it every 5 s. As root;
+# (systemd-nspawn) while a real Prometheus scrapes it every 5 s; and the
+# credentials drop-in (LoadCredential=) on in such a container. As root;
 # otherwise the test skips and the Debian root is not made.
 .PHONY: switch-test
 switch-test: package sim

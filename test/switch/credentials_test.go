@@ -126,7 +126,7 @@ func TestCredentialsThroughLoadCredential(t *testing.T) {
 	// Who can read what: root's files, the service's copies, the state
 	// directory; another user (nobody) none of them.
 	pid := strings.TrimSpace(c.MustRun(t, "systemctl", "show", "--value", "-p", "MainPID", unit))
-	uid := strings.TrimSpace(c.MustRun(t, "ps", "-o", "uid=", "-p", pid))
+	uid := strings.TrimSpace(c.MustRun(t, "stat", "-c", "%u", "/proc/"+pid))
 	if uid == "0" || uid == "" {
 		t.Fatalf("the service runs as uid %q, want its dynamic user", uid)
 	}
