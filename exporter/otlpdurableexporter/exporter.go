@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"runtime"
 	"slices"
 
 	"go.opentelemetry.io/collector/component"
@@ -31,7 +30,6 @@ import (
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlpqueue"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/tlsreload"
-	"github.com/rocm-ernic/otelcol-ernic/exporter/otlpdurableexporter/internal/metadata"
 )
 
 // exportMethod is the OTLP metrics service's one method.
@@ -56,11 +54,10 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (expor
 	e := &otlpDurable{
 		cfg:         cfg,
 		set:         set,
-		userAgent:   fmt.Sprintf("%s/%s (%s/%s)", set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
+		userAgent:   pushqueue.UserAgent(set.BuildInfo),
 		compression: compression,
 	}
 	return otlpqueue.NewMetrics(ctx, set, otlpqueue.Settings{
-		Name:        metadata.Type.String(),
 		Endpoint:    cfg.Endpoint,
 		Compression: compression,
 		MergeWindow: cfg.MergeWindow,
@@ -68,11 +65,9 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (expor
 		Retry:       cfg.RetryConfig,
 		Timeout:     cfg.TimeoutConfig.Timeout,
 		Push:        e.push,
-	},
-		exporterhelper.WithAttrs(endpointAttributes(cfg.Endpoint)...),
-		exporterhelper.WithStart(e.start),
-		exporterhelper.WithShutdown(e.shutdown),
-	)
+		Start:       e.start,
+		Shutdown:    e.shutdown,
+	}, exporterhelper.WithAttrs(endpointAttributes(cfg.Endpoint)...))
 }
 
 // endpointAttributes name the server in the exporter's telemetry, as otlp_grpc's.

@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -28,7 +26,6 @@ import (
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlpqueue"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/tlsreload"
-	"github.com/rocm-ernic/otelcol-ernic/exporter/otlphttpdurableexporter/internal/metadata"
 )
 
 // maxResponseBytes is otlp_http's bound on what is read of an answer.
@@ -61,24 +58,21 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (expor
 		set:         set,
 		url:         u.String(),
 		shownURL:    u.Redacted(),
-		userAgent:   fmt.Sprintf("%s/%s (%s/%s)", set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
+		userAgent:   pushqueue.UserAgent(set.BuildInfo),
 		compression: compression,
 	}
 	attrs := append(otlpqueue.ServerAttributes(u.Hostname(), u.Port()), attribute.String("url.path", u.Path))
 	return otlpqueue.NewMetrics(ctx, set, otlpqueue.Settings{
-		Name:        metadata.Type.String(),
 		Endpoint:    e.shownURL,
 		Compression: compression,
 		MergeWindow: cfg.MergeWindow,
 		Queue:       cfg.QueueConfig,
 		// The client's timeout bounds each attempt, as otlp_http's.
-		Retry: cfg.RetryConfig,
-		Push:  e.push,
-	},
-		exporterhelper.WithAttrs(attrs...),
-		exporterhelper.WithStart(e.start),
-		exporterhelper.WithShutdown(e.shutdown),
-	)
+		Retry:    cfg.RetryConfig,
+		Push:     e.push,
+		Start:    e.start,
+		Shutdown: e.shutdown,
+	}, exporterhelper.WithAttrs(attrs...))
 }
 
 // start makes the client without compression: the requests are compressed already.
@@ -180,10 +174,7 @@ func classify(resp *http.Response, answer []byte, url string) error {
 	err = &statusError{status: resp.StatusCode, err: err}
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-		if d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-			return pushqueue.NewRetryAfter(err, d)
-		}
-		return err
+		return pushqueue.RetryAfterHeader(err, resp.Header.Get("Retry-After"), time.Now())
 	case http.StatusBadGateway, http.StatusGatewayTimeout:
 		return err
 	}
@@ -199,21 +190,3 @@ type statusError struct {
 func (e *statusError) Error() string   { return e.err.Error() }
 func (e *statusError) Unwrap() error   { return e.err }
 func (e *statusError) HTTPStatus() int { return e.status }
-
-// maxRetryAfter bounds the delay a Retry-After asks for.
-const maxRetryAfter = 24 * time.Hour
-
-// retryAfter reads a Retry-After header (seconds or an HTTP date); false
-// when it is absent, unreadable or not ahead.
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return time.Duration(min(s, int64(maxRetryAfter/time.Second))) * time.Second, s > 0
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return min(t.Sub(now), maxRetryAfter), true
-	}
-	return 0, false
-}

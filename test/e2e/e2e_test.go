@@ -6,7 +6,7 @@
 // Package e2e runs the otelcol-ernic distribution as users run it, with
 // config/local.yaml, against a run directory written from fixtures, and
 // checks the Prometheus exposition against the metric contract
-// (shared/spec/metrics.md): every family present with its type and exact
+// (the metric table of docs/metrics.md): every family present with its type and exact
 // label set, and values equal to what the fixture files hold.
 //
 // Run with `make e2e-test`; the e2e build tag keeps them out of `go test

@@ -42,9 +42,14 @@ func Cause(err error) string {
 	return "error"
 }
 
+// ErrTooLarge marks a batch larger than the whole queue.
+var ErrTooLarge = errors.New("larger than the whole queue")
+
 // QueueCause groups a batch the queue refused ("disk full", "queue full"...).
 func QueueCause(err error) string {
 	switch {
+	case errors.Is(err, ErrTooLarge):
+		return "too large"
 	case errors.Is(err, syscall.ENOSPC):
 		return "disk full"
 	case errors.Is(err, exporterhelper.ErrQueueIsFull):

@@ -1,14 +1,25 @@
 // Copyright The otelcol-ernic Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter"
+package translator // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/translator"
 
 import (
 	"slices"
 	"strings"
 
 	"github.com/prometheus/prometheus/prompb"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
 )
+
+// labeling is what names a point's labels, on the general path and in the
+// templates alike.
+type labeling struct {
+	external []prompb.Label // sorted by name
+	names    *promname.Namer
+	// promote is resource_to_telemetry_conversion.
+	promote bool
+}
 
 // labelOrder reuses one series' label order while the names stay the same:
 // a metric's series share their label names, and sorting each cost much.

@@ -1,7 +1,7 @@
 // Copyright The otelcol-ernic Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package remotewriteexporter
+package translator
 
 import (
 	"sort"
@@ -32,13 +32,11 @@ func TestNamesMatchContrib(t *testing.T) {
 			dp.SetTimestamp(pcommon.NewTimestampFromTime(time.Unix(1_700_000_000, 0)))
 			dp.SetIntValue(1)
 			dp.Attributes().PutStr(c[2], "v")
-			cfg := createDefaultConfig().(*Config)
-			req, _ := newTranslator(cfg).translate(md)
+			cfg := DefaultSettings()
+			req, _ := New(cfg).Translate(md)
 			var g, w []string
-			if req != nil {
-				for k := range decoded(t, req.payloads) {
-					g = append(g, k)
-				}
+			for k := range decoded(t, req.Payloads) {
+				g = append(g, k)
 			}
 			want, _ := prw.FromMetrics(md, prw.Settings{TranslationStrategy: "UnderscoreEscapingWithSuffixes", AddMetricSuffixes: true, DisableScopeInfo: true, DisableTargetInfo: true})
 			for _, ts := range want {

@@ -5,7 +5,7 @@
 // template path against the general one, shared across goroutines, and
 // payloads that outlive the pooled buffers.
 
-package remotewriteexporter
+package translator
 
 import (
 	"bytes"
@@ -108,20 +108,20 @@ func randomBatch(r *rand.Rand) pmetric.Metrics {
 func TestTemplateCacheRandomDifferential(t *testing.T) {
 	for seed := range uint64(40) {
 		r := rand.New(rand.NewPCG(seed, 7))
-		cfg := createDefaultConfig().(*Config)
-		cfg.ResourceToTelemetryConversion.Enabled = r.IntN(2) == 0
+		cfg := DefaultSettings()
+		cfg.ResourceToTelemetryConversion = r.IntN(2) == 0
 		if r.IntN(2) == 0 {
 			cfg.ExternalLabels = map[string]string{"cluster": "c", "qp": "ext", "job": "ej"}
 		}
-		fast := newTranslator(cfg)
-		general := newTranslator(cfg)
+		fast := New(cfg)
+		general := New(cfg)
 		general.noTemplates = true
 		for b := range 60 {
 			md := withDuplicateKeys(t, randomBatch(r))
-			want, errW := general.translate(md)
-			got, errG := fast.translate(md)
+			want, errW := general.Translate(md)
+			got, errG := fast.Translate(md)
 			require.Equal(t, errW, errG)
-			require.Equal(t, seriesText(t, want.payloads), seriesText(t, got.payloads), "seed %d batch %d promote %v", seed, b, cfg.ResourceToTelemetryConversion.Enabled)
+			require.Equal(t, seriesText(t, want.Payloads), seriesText(t, got.Payloads), "seed %d batch %d promote %v", seed, b, cfg.ResourceToTelemetryConversion)
 		}
 	}
 }
@@ -141,29 +141,29 @@ func withDuplicateKeys(t *testing.T, md pmetric.Metrics) pmetric.Metrics {
 // sweep included) give the series of the general path.
 func TestTemplateCacheConcurrentRandom(t *testing.T) {
 	for _, promote := range []bool{false, true} {
-		cfg := createDefaultConfig().(*Config)
-		cfg.ResourceToTelemetryConversion.Enabled = promote
+		cfg := DefaultSettings()
+		cfg.ResourceToTelemetryConversion = promote
 		cfg.ExternalLabels = map[string]string{"cluster": "c", "qp": "ext"}
-		general := newTranslator(cfg)
+		general := New(cfg)
 		general.noTemplates = true
 		r := rand.New(rand.NewPCG(11, 13))
 		var batches []pmetric.Metrics
 		var want [][]string
 		for range 30 {
 			md := withDuplicateKeys(t, randomBatch(r))
-			w, _ := general.translate(md)
+			w, _ := general.Translate(md)
 			batches = append(batches, md)
-			want = append(want, seriesText(t, w.payloads))
+			want = append(want, seriesText(t, w.Payloads))
 		}
-		shared := newTranslator(cfg)
+		shared := New(cfg)
 		done := make(chan struct{})
 		for g := range 4 {
 			go func() {
 				defer func() { done <- struct{}{} }()
 				for i := range 100 {
 					b := (g*7 + i) % len(batches)
-					got, _ := shared.translate(batches[b])
-					assert.Equal(t, want[b], seriesText(t, got.payloads))
+					got, _ := shared.Translate(batches[b])
+					assert.Equal(t, want[b], seriesText(t, got.Payloads))
 				}
 			}()
 		}
@@ -176,19 +176,19 @@ func TestTemplateCacheConcurrentRandom(t *testing.T) {
 // A batch's payloads stay as they were while later batches reuse the pooled
 // buffers.
 func TestPayloadsNotAliased(t *testing.T) {
-	cfg := createDefaultConfig().(*Config)
+	cfg := DefaultSettings()
 	cfg.MaxBatchSizeBytes = 4096
-	tr := newTranslator(cfg)
+	tr := New(cfg)
 	r := rand.New(rand.NewPCG(5, 5))
-	first, _ := tr.translate(receiverLike(400)) // receiverLike has untranslatable metrics
-	require.Greater(t, len(first.payloads), 2)
+	first, _ := tr.Translate(receiverLike(400)) // receiverLike has untranslatable metrics
+	require.Greater(t, len(first.Payloads), 2)
 	var saved [][]byte
-	for _, p := range first.payloads {
+	for _, p := range first.Payloads {
 		saved = append(saved, bytes.Clone(p))
 	}
 	for range 50 {
-		_, _ = tr.translate(randomBatch(r))
-		_, _ = tr.translate(receiverLike(50 + r.IntN(400)))
+		_, _ = tr.Translate(randomBatch(r))
+		_, _ = tr.Translate(receiverLike(50 + r.IntN(400)))
 	}
-	require.Equal(t, saved, first.payloads)
+	require.Equal(t, saved, first.Payloads)
 }

@@ -1,7 +1,7 @@
 // Copyright The otelcol-ernic Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package remotewriteexporter
+package translator
 
 import (
 	"fmt"
@@ -62,21 +62,21 @@ func TestTemplateMatchesGeneral(t *testing.T) {
 	for _, promote := range []bool{false, true} {
 		for _, ext := range []map[string]string{nil, {"cluster": "c1", "qp": "ext"}} {
 			t.Run(fmt.Sprintf("promote=%v,external=%v", promote, ext), func(t *testing.T) {
-				cfg := createDefaultConfig().(*Config)
-				cfg.ResourceToTelemetryConversion.Enabled = promote
+				cfg := DefaultSettings()
+				cfg.ResourceToTelemetryConversion = promote
 				cfg.ExternalLabels = ext
 				md := templateBatch()
-				fast := newTranslator(cfg)
-				general := newTranslator(cfg)
+				fast := New(cfg)
+				general := New(cfg)
 				general.noTemplates = true
-				b, errB := general.translate(md)
-				want := decoded(t, b.payloads)
+				b, errB := general.Translate(md)
+				want := decoded(t, b.Payloads)
 				// The first batch makes the templates, the second
 				// takes them from the cache.
 				for round := range 2 {
-					a, errA := fast.translate(md)
+					a, errA := fast.Translate(md)
 					require.Equal(t, errB, errA)
-					got := decoded(t, a.payloads)
+					got := decoded(t, a.Payloads)
 					for k, v := range want {
 						if g, ok := got[k]; !ok {
 							t.Errorf("round %d: template path lacks %s", round, k)
@@ -110,17 +110,17 @@ func sampleBits(samples []prompb.Sample) [][2]int64 {
 // translate calls passed without one; a template of another resource is
 // another template.
 func TestTemplateCacheSweep(t *testing.T) {
-	tr := newTranslator(createDefaultConfig().(*Config))
+	tr := New(DefaultSettings())
 	a, b := hostLike(1, 4), hostLike(2, 4)
-	_, err := tr.translate(a)
+	_, err := tr.Translate(a)
 	require.NoError(t, err)
 	one := len(tr.templates.byKey)
 	require.Positive(t, one)
-	_, err = tr.translate(b) // instance 1 again, and instance 2
+	_, err = tr.Translate(b) // instance 1 again, and instance 2
 	require.NoError(t, err)
 	assert.Equal(t, 2*one, len(tr.templates.byKey))
 	for range 2 * sweepCalls {
-		_, err = tr.translate(a)
+		_, err = tr.Translate(a)
 		require.NoError(t, err)
 	}
 	assert.Equal(t, one, len(tr.templates.byKey), "instance 2's templates outlived the sweep")
@@ -129,21 +129,21 @@ func TestTemplateCacheSweep(t *testing.T) {
 // Batches translated at once by one translator share its templates and
 // give each its own, right, series (go test -race checks the sharing).
 func TestTemplateCacheConcurrent(t *testing.T) {
-	cfg := createDefaultConfig().(*Config)
-	shared := newTranslator(cfg)
+	cfg := DefaultSettings()
+	shared := New(cfg)
 	batches := []pmetric.Metrics{hostLike(3, 8), templateBatch(), hostLike(5, 2)}
 	want := make([]map[string][]prompb.Sample, len(batches))
 	for i, md := range batches {
-		r, _ := newTranslator(cfg).translate(md)
-		want[i] = decoded(t, r.payloads)
+		r, _ := New(cfg).Translate(md)
+		want[i] = decoded(t, r.Payloads)
 	}
 	var wg sync.WaitGroup
 	for g := range 6 {
 		wg.Go(func() {
 			for range 20 {
 				i := g % len(batches)
-				r, _ := shared.translate(batches[i])
-				got := decoded(t, r.payloads)
+				r, _ := shared.Translate(batches[i])
+				got := decoded(t, r.Payloads)
 				assert.Len(t, got, len(want[i]))
 				for k, v := range want[i] {
 					assert.Equal(t, sampleBits(v), sampleBits(got[k]), k)

@@ -1,7 +1,7 @@
 // Copyright The otelcol-ernic Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter"
+package translator // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/translator"
 
 import (
 	"slices"
@@ -12,9 +12,17 @@ import (
 	"github.com/prometheus/prometheus/prompb"
 )
 
-// batchState is one queue item being built from one batch or, with
+// Requests are compressed remote-write requests, in send order.
+type Requests struct {
+	Payloads [][]byte
+	// Samples counts each payload's samples.
+	Samples  []int
+	Protocol Protocol
+}
+
+// Batch is one queue item being built from one batch or, with
 // merge_window, several.
-type batchState struct {
+type Batch struct {
 	// bufs are the pooled buffers raw and comp came from.
 	bufs *buffers
 	// raw is the uncompressed end of the request being written; comp the
@@ -29,16 +37,17 @@ type batchState struct {
 	// bytes and itemsDone sum the payloads.
 	bytes     int
 	itemsDone int
-	// spill, while set, queues st's requests before a series that would
-	// take the item past capItems or capBytes (0: no bound).
-	spill              func(st *batchState)
-	capItems, capBytes int
+	// Spill, while set, is called before a series that could take the item
+	// past CapItems samples or CapBytes compressed bytes (0: no bound), to
+	// queue what st holds (Take).
+	Spill              func(st *Batch)
+	CapItems, CapBytes int
 
 	labels  []prompb.Label
 	order   labelOrder
 	skipped untranslated
 	// sym is nil for 1.0, cleared at each of the cuts between requests.
-	proto protocol
+	proto Protocol
 	sym   *symbolTable
 	cuts  int
 	// resLabels are the promoted resource labels, for templates.
@@ -54,7 +63,7 @@ type batchState struct {
 // (docs/performance-memory.md).
 const chunkBytes = 64 << 10
 
-// buffers are a batchState's scratch buffers, kept from one item to the next.
+// buffers are a Batch's scratch buffers, kept from one item to the next.
 type buffers struct {
 	raw, comp []byte
 	blockEnds []int
@@ -64,10 +73,10 @@ type buffers struct {
 // bufferPool saves allocating and zeroing the buffers for every batch.
 var bufferPool sync.Pool
 
-func (st *batchState) rawSize() int { return st.rawDone + len(st.raw) }
+func (st *Batch) rawSize() int { return st.rawDone + len(st.raw) }
 
 // added counts a series written into raw and compresses a full chunk.
-func (st *batchState) added() {
+func (st *Batch) added() {
 	st.inRaw++
 	if len(st.raw) >= chunkBytes {
 		st.compress(chunkBytes)
@@ -76,7 +85,7 @@ func (st *batchState) added() {
 
 // compress moves raw's first n bytes into comp as one snappy block. Blocks
 // are cut at chunkBytes, not at series, as golang/snappy would cut them.
-func (st *batchState) compress(n int) {
+func (st *Batch) compress(n int) {
 	if n == 0 {
 		return
 	}
@@ -89,7 +98,7 @@ func (st *batchState) compress(n int) {
 }
 
 // flush finishes the request being written, if any, as one payload.
-func (st *batchState) flush() {
+func (st *Batch) flush() {
 	if st.inRaw == 0 {
 		return
 	}
@@ -119,9 +128,33 @@ func (st *batchState) flush() {
 // overflows reports whether a series of entry bytes could take st's item
 // past its bound, at snappy's worst case. Kept small enough to inline: it
 // runs for every series.
-func (st *batchState) overflows(entry int) bool {
-	if st.capItems > 0 {
-		return st.itemsDone+st.inRaw >= st.capItems
+func (st *Batch) overflows(entry int) bool {
+	if st.CapItems > 0 {
+		return st.itemsDone+st.inRaw >= st.CapItems
 	}
-	return st.bytes+len(st.comp)+snappy.MaxEncodedLen(len(st.raw)+entry)+64 > st.capBytes
+	return st.bytes+len(st.comp)+snappy.MaxEncodedLen(len(st.raw)+entry)+64 > st.CapBytes
+}
+
+// Take finishes the request being written and hands over the finished
+// requests; st goes on empty, for the rest of the batch.
+func (st *Batch) Take() Requests {
+	st.flush()
+	out := Requests{Payloads: st.payloads, Samples: st.samples, Protocol: st.proto}
+	st.payloads, st.samples, st.bytes, st.itemsDone = nil, nil, 0, 0
+	return out
+}
+
+// Size is what a Batch holds so far.
+type Size struct {
+	// Compressed is the finished requests' bytes.
+	Compressed int
+	// Bytes adds the request being written's bytes not compressed yet.
+	Bytes int
+	// Samples counts all the samples written.
+	Samples int
+}
+
+// Size is what st holds so far.
+func (st *Batch) Size() Size {
+	return Size{Compressed: st.bytes, Bytes: st.bytes + len(st.raw), Samples: st.itemsDone + st.inRaw}
 }

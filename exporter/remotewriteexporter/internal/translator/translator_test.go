@@ -1,7 +1,7 @@
 // Copyright The otelcol-ernic Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package remotewriteexporter
+package translator
 
 import (
 	"fmt"
@@ -131,16 +131,16 @@ func labelsText(l []prompb.Label) string {
 func TestTranslateMatchesContrib(t *testing.T) {
 	for _, promote := range []bool{false, true} {
 		t.Run(fmt.Sprintf("resource_to_telemetry_conversion=%v", promote), func(t *testing.T) {
-			cfg := createDefaultConfig().(*Config)
+			cfg := DefaultSettings()
 			cfg.ExternalLabels = map[string]string{"host": "node-17", "role": "overridden-by-the-attribute"}
 			cfg.MaxBatchSizeBytes = 600 // several requests
-			cfg.ResourceToTelemetryConversion.Enabled = promote
+			cfg.ResourceToTelemetryConversion = promote
 			md := receiverLike(50)
 
-			req, err := newTranslator(cfg).translate(md)
+			req, err := New(cfg).Translate(md)
 			require.EqualError(t, err, "4 points not sent (2 of delta sums, 2 of histograms): remote_write takes gauges and cumulative sums only")
-			got := decoded(t, req.payloads)
-			assert.Greater(t, len(req.payloads), 3)
+			got := decoded(t, req.Payloads)
+			assert.Greater(t, len(req.Payloads), 3)
 
 			in := md
 			if promote {
@@ -268,28 +268,28 @@ func hostLike(instances, qps int) pmetric.Metrics {
 }
 
 func BenchmarkTranslate(b *testing.B) {
-	cfg := createDefaultConfig().(*Config)
+	cfg := DefaultSettings()
 	for _, size := range []struct{ instances, qps int }{{16, 64}, {64, 1024}} {
 		md := hostLike(size.instances, size.qps)
 		n := md.DataPointCount()
 		b.Run(fmt.Sprintf("host-%dx%d", size.instances, size.qps), func(b *testing.B) {
-			tr := newTranslator(cfg)
+			tr := New(cfg)
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _ = tr.translate(md)
+				_, _ = tr.Translate(md)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/point")
 		})
 		// As merge translates with a bytes-sized queue (the shipped
 		// config's 256 MiB): every series checked against the bound.
 		b.Run(fmt.Sprintf("host-%dx%d-queue-bound", size.instances, size.qps), func(b *testing.B) {
-			tr := newTranslator(cfg)
+			tr := New(cfg)
 			b.ReportAllocs()
 			for b.Loop() {
-				st := tr.begin()
-				st.capBytes, st.spill = 256<<20, func(*batchState) { b.Fatal("spilled under 256 MiB") }
+				st := tr.Begin()
+				st.CapBytes, st.Spill = 256<<20, func(*Batch) { b.Fatal("spilled under 256 MiB") }
 				tr.add(st, md)
-				_ = tr.end(st)
+				_ = tr.End(st)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/point")
 		})
@@ -297,10 +297,10 @@ func BenchmarkTranslate(b *testing.B) {
 	md := receiverLike(50_000)
 	n := md.DataPointCount()
 	b.Run("direct", func(b *testing.B) {
-		tr := newTranslator(cfg)
+		tr := New(cfg)
 		b.ReportAllocs()
 		for range b.N {
-			_, _ = tr.translate(md)
+			_, _ = tr.Translate(md)
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/point")
 	})

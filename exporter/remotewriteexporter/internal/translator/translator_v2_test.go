@@ -1,10 +1,9 @@
 // Copyright The otelcol-ernic Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package remotewriteexporter
+package translator
 
 import (
-	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -86,21 +85,21 @@ func withStartAndHelp(md pmetric.Metrics, start time.Time) pmetric.Metrics {
 func TestTranslateV2MatchesV1(t *testing.T) {
 	start := time.Unix(1_699_999_000, 500_000_000)
 	md := withStartAndHelp(receiverLike(50), start)
-	cfg := createDefaultConfig().(*Config)
+	cfg := DefaultSettings()
 	cfg.MaxSamplesPerSend = 7
-	v1, err := newTranslator(cfg).translate(md)
+	v1, err := New(cfg).Translate(md)
 	require.ErrorContains(t, err, "4 points not sent")
-	cfg.ProtobufMessage = messageV2
-	req, err := newTranslator(cfg).translate(md)
+	cfg.Protocol = ProtocolV2
+	req, err := New(cfg).Translate(md)
 	require.ErrorContains(t, err, "4 points not sent")
-	assert.Equal(t, protocolV2, req.proto)
-	assert.Equal(t, v1.samples, req.samples, "the same cuts")
-	for _, n := range req.samples {
+	assert.Equal(t, ProtocolV2, req.Protocol)
+	assert.Equal(t, v1.Samples, req.Samples, "the same cuts")
+	for _, n := range req.Samples {
 		assert.LessOrEqual(t, n, 7)
 	}
 
-	got := decodeV2(t, req.payloads)
-	want := decoded(t, v1.payloads)
+	got := decodeV2(t, req.Payloads)
+	want := decoded(t, v1.Payloads)
 	require.Len(t, got, len(want))
 	for k, samples := range want {
 		s, ok := got[k]
@@ -124,56 +123,24 @@ func TestTranslateV2MatchesV1(t *testing.T) {
 // scrape, compressed as sent (docs/performance-pipelines.md).
 func BenchmarkRequestBytesPerSample(b *testing.B) {
 	md := withStartAndHelp(hostLike(16, 64), time.Unix(1_699_999_000, 0))
-	for _, msg := range []string{messageV1, messageV2} {
-		b.Run(msg, func(b *testing.B) {
-			cfg := createDefaultConfig().(*Config)
-			cfg.ProtobufMessage = msg
-			tr := newTranslator(cfg)
-			var req *request
+	for _, proto := range []Protocol{ProtocolV1, ProtocolV2} {
+		name := map[Protocol]string{ProtocolV1: MessageV1, ProtocolV2: MessageV2}[proto]
+		b.Run(name, func(b *testing.B) {
+			cfg := DefaultSettings()
+			cfg.Protocol = proto
+			tr := New(cfg)
+			var req Requests
 			b.ReportAllocs()
 			for b.Loop() {
-				req, _ = tr.translate(md)
+				req, _ = tr.Translate(md)
 			}
-			b.ReportMetric(float64(req.bytes)/float64(req.ItemsCount()), "bytes/sample")
-			b.ReportMetric(float64(len(req.payloads)), "requests")
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(req.ItemsCount()), "ns/point")
+			bytes, samples := 0, 0
+			for i, p := range req.Payloads {
+				bytes, samples = bytes+len(p), samples+req.Samples[i]
+			}
+			b.ReportMetric(float64(bytes)/float64(samples), "bytes/sample")
+			b.ReportMetric(float64(len(req.Payloads)), "requests")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(samples), "ns/point")
 		})
 	}
-}
-
-// The stored form carries the protocol, and the form of the builds before
-// 2.0 (version 2: no protocol byte) still reads back, as 1.0.
-func TestEncodingCarriesProtocol(t *testing.T) {
-	r := newRequest([][]byte{[]byte("abc")}, []int{3})
-	r.proto = protocolV2
-	b, err := encoding{}.Marshal(t.Context(), r)
-	require.NoError(t, err)
-	assert.Equal(t, []byte{3, 2}, b[:2])
-	_, got, err := encoding{}.Unmarshal(b)
-	require.NoError(t, err)
-	assert.Equal(t, protocolV2, got.(*request).proto)
-
-	old := append([]byte{2}, b[2:]...) // what the previous build stored
-	_, got, err = encoding{}.Unmarshal(old)
-	require.NoError(t, err)
-	assert.Equal(t, protocolV1, got.(*request).proto)
-	assert.Equal(t, [][]byte{[]byte("abc")}, got.(*request).payloads)
-	assert.Equal(t, r.id, got.(*request).id)
-
-	_, _, err = encoding{}.Unmarshal(append([]byte{3, 9}, b[2:]...))
-	assert.ErrorContains(t, err, "unknown version", "an unknown protocol")
-}
-
-func TestDowngradeV2ToV1(t *testing.T) {
-	md := withStartAndHelp(receiverLike(5), time.Unix(1_699_999_000, 0))
-	cfg := createDefaultConfig().(*Config)
-	v1, _ := newTranslator(cfg).translate(md)
-	cfg.ProtobufMessage = messageV2
-	v2, _ := newTranslator(cfg).translate(md)
-	require.Len(t, v2.payloads, 1)
-	p, err := downgrade(v2.payloads[0])
-	require.NoError(t, err)
-	assert.Equal(t, fmt.Sprint(decoded(t, v1.payloads)), fmt.Sprint(decoded(t, [][]byte{p})))
-	_, err = downgrade([]byte("not snappy"))
-	assert.Error(t, err)
 }

@@ -1,7 +1,9 @@
 // Copyright The otelcol-ernic Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter"
+// Package translator writes metrics into snappy-compressed remote-write
+// requests, 1.0 or 2.0, straight from the batch.
+package translator // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/translator"
 
 import (
 	"math"
@@ -18,59 +20,84 @@ import (
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
 )
 
-// translator follows contrib's pkg/translator/prometheusremotewrite
+// Translator follows contrib's pkg/translator/prometheusremotewrite
 // (TestTranslateMatchesContrib), but writes the series straight from the
 // batch instead of through contrib's map of series, which cost too much
 // CPU on a large host (docs/performance-pipelines.md).
-type translator struct {
-	external []prompb.Label // sorted by name
+type Translator struct {
+	labeling
 	maxBytes int
 	// maxSamples is max_samples_per_send.
 	maxSamples int
 	// proto is what new requests are written in: 1.0 after a fallback.
 	proto atomic.Uint32
-	names *promname.Namer
-	// promote is resource_to_telemetry_conversion.
-	promote bool
 	// noTemplates: tests compare both paths.
 	noTemplates bool
 	// templates are kept between batches.
 	templates templateCache
 }
 
-func newTranslator(cfg *Config) *translator {
-	t := &translator{
-		maxBytes:   cfg.MaxBatchSizeBytes,
-		maxSamples: cfg.MaxSamplesPerSend,
-		names:      promname.New(),
-		promote:    cfg.ResourceToTelemetryConversion.Enabled,
+// Settings are the exporter's settings that the translation follows.
+type Settings struct {
+	// ExternalLabels override a label of the same name from the data.
+	ExternalLabels map[string]string
+	// MaxBatchSizeBytes bounds a request before compression.
+	MaxBatchSizeBytes int
+	// MaxSamplesPerSend bounds a request's samples.
+	MaxSamplesPerSend int
+	// Protocol is what requests are written in until a fallback.
+	Protocol Protocol
+	// ResourceToTelemetryConversion makes resource attributes labels.
+	ResourceToTelemetryConversion bool
+}
+
+// DefaultSettings are the remote_write exporter's defaults: 1.0, requests
+// of at most 3 MB before compression and 2000 samples (Prometheus 3's
+// max_samples_per_send), resource attributes as labels.
+func DefaultSettings() Settings {
+	return Settings{MaxBatchSizeBytes: 3_000_000, MaxSamplesPerSend: 2000, Protocol: ProtocolV1, ResourceToTelemetryConversion: true}
+}
+
+// New returns a translator with s.
+func New(s Settings) *Translator {
+	t := &Translator{
+		labeling: labeling{
+			names:   promname.New(),
+			promote: s.ResourceToTelemetryConversion,
+		},
+		maxBytes:   s.MaxBatchSizeBytes,
+		maxSamples: s.MaxSamplesPerSend,
 	}
-	for k, v := range cfg.ExternalLabels {
+	for k, v := range s.ExternalLabels {
 		t.external = append(t.external, prompb.Label{Name: k, Value: v})
 	}
 	slices.SortFunc(t.external, func(a, b prompb.Label) int { return strings.Compare(a.Name, b.Name) })
-	t.proto.Store(uint32(protocolV1))
-	if cfg.ProtobufMessage == messageV2 {
-		t.proto.Store(uint32(protocolV2))
+	t.proto.Store(uint32(ProtocolV1))
+	if s.Protocol == ProtocolV2 {
+		t.proto.Store(uint32(ProtocolV2))
 	}
 	return t
 }
 
-// translate returns md's requests and an error counting the points left out.
-func (t *translator) translate(md pmetric.Metrics) (*request, error) {
-	st := t.begin()
+// Protocol is what new requests are written in; the sender stores
+// ProtocolV1 in it when the endpoint does not take 2.0.
+func (t *Translator) Protocol() *atomic.Uint32 { return &t.proto }
+
+// Translate returns md's requests and an error counting the points left out.
+func (t *Translator) Translate(md pmetric.Metrics) (Requests, error) {
+	st := t.Begin()
 	skipped := t.add(st, md)
-	return t.end(st), skipped.err()
+	return t.End(st), skipped.err()
 }
 
-// begin starts one queue item on pooled buffers.
-func (t *translator) begin() *batchState {
+// Begin starts one queue item on pooled buffers.
+func (t *Translator) Begin() *Batch {
 	bufs, ok := bufferPool.Get().(*buffers)
 	if !ok {
 		bufs = &buffers{raw: make([]byte, 0, min(t.maxBytes, chunkBytes)+1024)}
 	}
-	st := &batchState{bufs: bufs, raw: bufs.raw[:0], comp: bufs.comp[:0], blockEnds: bufs.blockEnds[:0], proto: protocol(t.proto.Load())}
-	if st.proto == protocolV2 {
+	st := &Batch{bufs: bufs, raw: bufs.raw[:0], comp: bufs.comp[:0], blockEnds: bufs.blockEnds[:0], proto: Protocol(t.proto.Load())}
+	if st.proto == ProtocolV2 {
 		if bufs.sym == nil {
 			bufs.sym = &symbolTable{}
 		}
@@ -80,10 +107,15 @@ func (t *translator) begin() *batchState {
 	return st
 }
 
-// add translates md into st after what it holds: a WriteRequest is its
-// repeated series, so several batches make one request. It returns the
-// points left out.
-func (t *translator) add(st *batchState, md pmetric.Metrics) untranslated {
+// Add translates md into st after what it holds: a WriteRequest is its
+// repeated series, so several batches make one request. The error counts
+// the points left out.
+func (t *Translator) Add(st *Batch, md pmetric.Metrics) error {
+	return t.add(st, md).err()
+}
+
+// add is Add, returning the points left out.
+func (t *Translator) add(st *Batch, md pmetric.Metrics) untranslated {
 	t.templates.tick()
 	before := st.skipped
 	rms := md.ResourceMetrics()
@@ -106,19 +138,17 @@ func (t *translator) add(st *batchState, md pmetric.Metrics) untranslated {
 	return st.skipped.minus(before)
 }
 
-// end returns st's requests and pools its buffers; st is done.
-func (t *translator) end(st *batchState) *request {
+// End returns st's requests and pools its buffers; st is done.
+func (t *Translator) End(st *Batch) Requests {
 	st.flush()
 	st.bufs.raw, st.bufs.comp, st.bufs.blockEnds = st.raw, st.comp, st.blockEnds
 	bufferPool.Put(st.bufs)
 	st.bufs = nil
-	r := newRequest(st.payloads, st.samples)
-	r.proto = st.proto
-	return r
+	return Requests{Payloads: st.payloads, Samples: st.samples, Protocol: st.proto}
 }
 
 // resourceLabels returns job and instance from the resource, sorted.
-func (t *translator) resourceLabels(res pcommon.Resource) []prompb.Label {
+func (t *Translator) resourceLabels(res pcommon.Resource) []prompb.Label {
 	var out []prompb.Label
 	attrs := res.Attributes()
 	if name, ok := attrs.Get("service.name"); ok && name.AsString() != "" {
@@ -135,7 +165,7 @@ func (t *translator) resourceLabels(res pcommon.Resource) []prompb.Label {
 	return out
 }
 
-func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map, labels *promname.PointLabels, base []prompb.Label) {
+func (t *Translator) addMetric(st *Batch, m pmetric.Metric, res pcommon.Map, labels *promname.PointLabels, base []prompb.Label) {
 	name, typ, dps, ok := t.names.Family(m)
 	if !ok {
 		st.skipped.metricRefused(m)
@@ -145,7 +175,7 @@ func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map
 	tried := t.noTemplates
 	var meta seriesMeta
 	if st.sym != nil { // 2.0: the general path, with the metric's metadata
-		tried, meta = true, metaOf(st, typ, m.Unit(), m.Description())
+		tried, meta = true, st.sym.meta(typ, m.Unit(), m.Description())
 	}
 	for i := range dps.Len() {
 		dp := dps.At(i)
@@ -203,7 +233,7 @@ func (t *translator) addMetric(st *batchState, m pmetric.Metric, res pcommon.Map
 // appendSeries writes one prompb.TimeSeries field by field with protowire:
 // building prompb structs and marshalling them was most of remote write's
 // CPU (docs/performance-pipelines.md).
-func (t *translator) appendSeries(st *batchState, lbls []prompb.Label, v float64, ms int64) {
+func (t *Translator) appendSeries(st *Batch, lbls []prompb.Label, v float64, ms int64) {
 	size := sampleFieldSize(ms)
 	for _, l := range lbls {
 		size += fieldSize(labelSize(l))
@@ -220,7 +250,7 @@ func (t *translator) appendSeries(st *batchState, lbls []prompb.Label, v float64
 }
 
 // appendSeriesOf is appendSeries for a filled template.
-func (t *translator) appendSeriesOf(st *batchState, tp *seriesTemplate, values []string, v float64, ms int64) {
+func (t *Translator) appendSeriesOf(st *Batch, tp *seriesTemplate, values []string, v float64, ms int64) {
 	size := tp.labelsSize(values) + sampleFieldSize(ms)
 	entry := fieldSize(size)
 	t.makeRoom(st, entry)
@@ -233,38 +263,60 @@ func (t *translator) appendSeriesOf(st *batchState, tp *seriesTemplate, values [
 
 // makeRoom spills the item or ends the request before a series that would
 // take either past its bound.
-func (t *translator) makeRoom(st *batchState, entry int) {
-	if st.spill != nil && st.overflows(entry) {
-		st.spill(st)
+func (t *Translator) makeRoom(st *Batch, entry int) {
+	if st.Spill != nil && st.overflows(entry) {
+		st.Spill(st)
 	}
 	if st.rawSize() > 0 && (st.rawSize()+entry > t.maxBytes || st.inRaw >= t.maxSamples) {
 		st.flush()
 	}
 }
 
-func appendSample(b []byte, v float64, ms int64) []byte {
-	b = protowire.AppendTag(b, 2, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(sampleSize(ms)))
-	b = protowire.AppendTag(b, 1, protowire.Fixed64Type)
+// appendSeriesV2 writes one 2.0 TimeSeries and its new symbols; startMs 0: none.
+func (t *Translator) appendSeriesV2(st *Batch, lbls []prompb.Label, meta seriesMeta, v float64, ms, startMs int64) {
+	cuts := st.cuts
+	t.makeRoom(st, st.sym.intern(lbls, meta, ms, startMs))
+	if st.cuts != cuts {
+		// A new request: its symbol table starts empty.
+		st.sym.intern(lbls, meta, ms, startMs)
+	}
+	s := st.sym
+	b := st.raw
+	for _, sym := range s.added {
+		b = protowire.AppendTag(b, v2RequestSymbols, protowire.BytesType)
+		b = protowire.AppendString(b, sym)
+	}
+	b = protowire.AppendTag(b, v2RequestTimeseries, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(v2SeriesSize(s.ids, meta, ms, startMs)))
+	b = protowire.AppendTag(b, v2SeriesLabelsRefs, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(refsSize(s.ids[:len(s.ids)-2])))
+	for _, r := range s.ids[:len(s.ids)-2] {
+		b = protowire.AppendVarint(b, uint64(r))
+	}
+	b = protowire.AppendTag(b, v2SeriesSamples, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(v2SampleSize(ms, startMs)))
+	b = protowire.AppendTag(b, v2SampleValue, protowire.Fixed64Type)
 	b = protowire.AppendFixed64(b, math.Float64bits(v))
-	b = protowire.AppendTag(b, 2, protowire.VarintType)
-	return protowire.AppendVarint(b, uint64(ms))
-}
-
-func labelSize(l prompb.Label) int {
-	n := 0
-	if l.Name != "" {
-		n += 1 + protowire.SizeBytes(len(l.Name))
+	b = protowire.AppendTag(b, v2SampleTimestamp, protowire.VarintType)
+	b = protowire.AppendVarint(b, uint64(ms))
+	if startMs != 0 {
+		b = protowire.AppendTag(b, v2SampleStart, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(startMs))
 	}
-	if l.Value != "" {
-		n += 1 + protowire.SizeBytes(len(l.Value))
+	help, unit := s.ids[len(s.ids)-2], s.ids[len(s.ids)-1]
+	b = protowire.AppendTag(b, v2SeriesMetadata, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(metadataSize(meta.typ, help, unit)))
+	b = protowire.AppendTag(b, v2MetadataType, protowire.VarintType)
+	b = protowire.AppendVarint(b, meta.typ)
+	if help != 0 {
+		b = protowire.AppendTag(b, v2MetadataHelp, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(help))
 	}
-	return n
+	if unit != 0 {
+		b = protowire.AppendTag(b, v2MetadataUnit, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(unit))
+	}
+	s.added = s.added[:0]
+	st.raw = b
+	st.added()
 }
-
-func sampleSize(ms int64) int { return 1 + 8 + 1 + protowire.SizeVarint(uint64(ms)) }
-
-func sampleFieldSize(ms int64) int { return fieldSize(sampleSize(ms)) }
-
-// fieldSize is a length-delimited field's size, with a one-byte tag.
-func fieldSize(n int) int { return 1 + protowire.SizeBytes(n) }

@@ -1,15 +1,13 @@
 // Copyright The otelcol-ernic Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter"
+package translator // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/translator"
 
 import (
 	"fmt"
 	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
-
-	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/deliveryreport"
 )
 
 // untranslated counts the points left out, by why; an array, so that
@@ -75,18 +73,21 @@ func (u untranslated) minus(before untranslated) untranslated {
 	return u
 }
 
-// untranslatedError counts the points left out, by type.
-type untranslatedError struct{ counts untranslated }
+// UntranslatedError counts the points left out, by type.
+type UntranslatedError struct{ counts untranslated }
+
+// Points counts the points left out.
+func (e *UntranslatedError) Points() int { return e.counts.total() }
 
 // err is nil when no point was left out.
 func (u untranslated) err() error {
 	if u.total() == 0 {
 		return nil
 	}
-	return &untranslatedError{counts: u}
+	return &UntranslatedError{counts: u}
 }
 
-func (e *untranslatedError) Error() string {
+func (e *UntranslatedError) Error() string {
 	var parts []string
 	for i, c := range e.counts {
 		if c > 0 {
@@ -94,11 +95,4 @@ func (e *untranslatedError) Error() string {
 		}
 	}
 	return fmt.Sprintf("%d points not sent (%s): remote_write takes gauges and cumulative sums only", e.counts.total(), strings.Join(parts, ", "))
-}
-
-// reportUntranslated counts the points the translator left out, if any.
-func reportUntranslated(r *deliveryreport.Report, err error) {
-	if ue, ok := err.(*untranslatedError); ok { //nolint:errorlint // the translator returns it unwrapped
-		r.Untranslated(err, ue.counts.total())
-	}
 }

@@ -1,7 +1,7 @@
 // Copyright The otelcol-ernic Authors
 // SPDX-License-Identifier: Apache-2.0
 
-package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter"
+package translator // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/translator"
 
 import (
 	"slices"
@@ -29,7 +29,7 @@ type seriesTemplate struct {
 
 // newTemplate returns the template for points with attrs' keys, or nil
 // when they need the general path.
-func (t *translator) newTemplate(name string, attrs, res pcommon.Map, resLabels []prompb.Label, base []prompb.Label) *seriesTemplate {
+func (t *labeling) newTemplate(name string, attrs, res pcommon.Map, resLabels []prompb.Label, base []prompb.Label) *seriesTemplate {
 	tp := &seriesTemplate{}
 	taken := map[string]bool{"__name__": true}
 	for _, l := range resLabels {
@@ -96,20 +96,6 @@ func (t *translator) newTemplate(name string, attrs, res pcommon.Map, resLabels 
 		}
 	}
 	return tp
-}
-
-func appendLabelField(b []byte, l prompb.Label) []byte {
-	b = protowire.AppendTag(b, 1, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(labelSize(l)))
-	if l.Name != "" {
-		b = protowire.AppendTag(b, 1, protowire.BytesType)
-		b = protowire.AppendString(b, l.Name)
-	}
-	if l.Value != "" {
-		b = protowire.AppendTag(b, 2, protowire.BytesType)
-		b = protowire.AppendString(b, l.Value)
-	}
-	return b
 }
 
 // fill puts attrs' values in values; false when the point does not fit.
@@ -213,7 +199,7 @@ func (c *templateCache) get(key []byte, newTemplate func() *seriesTemplate) *ser
 
 // templateKey appends all newTemplate depends on, strings length-prefixed
 // so that different inputs never give the same key.
-func (t *translator) templateKey(k []byte, name string, attrs, res pcommon.Map, resLabels, base []prompb.Label) []byte {
+func (t *labeling) templateKey(k []byte, name string, attrs, res pcommon.Map, resLabels, base []prompb.Label) []byte {
 	k = protowire.AppendString(k, name)
 	for _, ls := range [][]prompb.Label{resLabels, base} {
 		k = protowire.AppendVarint(k, uint64(len(ls)))
