@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,30 +40,10 @@ const (
 // 252 copies credentials at start only) leaves the endpoint without the
 // series for less than a scrape interval: at most one scrape missed.
 func TestCredentialsThroughLoadCredential(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: mounts in a mount namespace, systemd-nspawn, dpkg in the container (CI runs as root)")
-	}
-	if _, err := exec.LookPath("systemd-nspawn"); err != nil {
-		t.Skip("no systemd-nspawn to boot the Debian root with (apt-get install systemd-container; make test-deps installs it)")
-	}
-	repo := harness.RepoRoot(t)
-	base := debianRoot(t, repo)
-	deb := debFile(t, repo)
-	sim := filepath.Join(repo, "bin", "ernic-sim")
-	if p := os.Getenv("SIM_BIN"); p != "" {
-		sim = p
-	}
-	begin := time.Now()
-	port, health := harness.FreePort(t), harness.FreePort(t)
-	c := newContainerRoot(t, base)
-	c.WriteFile(t, envFile, fmt.Appendf(nil, "ERNIC_RUN_DIR=%s\nERNIC_EXPORTER_PORT=%d\nERNIC_HEALTH_PORT=%d\n", runDir, port, health), 0o600)
-	c.CopyFile(t, sim, "/usr/lib/rocm-ernic/ernic-sim", 0o755)
-	c.CopyFile(t, filepath.Join(repo, "test/switch/testdata/rocm-ernic.service"), "/usr/lib/systemd/system/rocm-ernic.service", 0o644)
-	debIn := "/root/" + filepath.Base(deb)
-	c.CopyFile(t, deb, debIn, 0o644)
-	c.Chroot(t, "env", "DPKG_MAINTSCRIPT_PACKAGE=rocm-ernic", "deb-systemd-helper", "enable", "rocm-ernic.service")
+	s := newSetup(t)
+	c, port, begin := s.c, s.port, s.begin
 	c.Boot(t, 90*time.Second)
-	t.Logf("dpkg -i %s:\n%s", filepath.Base(deb), c.MustRun(t, "dpkg", "-i", debIn))
+	t.Logf("dpkg -i %s:\n%s", filepath.Base(s.deb), c.MustRun(t, "dpkg", "-i", s.debIn))
 	wantState(t, c, unit, "active enabled")
 
 	// The files, as an administrator writes them, and the drop-in.
