@@ -165,8 +165,9 @@ fuzz:
 # and check its Prometheus output (test/e2e, build tag e2e). The remote-write
 # tests start Prometheus servers: `prometheus` must be on PATH (Debian's
 # package; .ci/run installs it) or named by PROMETHEUS_BIN; the fleet test
-# also Prometheus 3 (bin/prometheus3, built here once), Thanos (bin/thanos,
-# likewise) and root (it sets host names with unshare --uts). test/dashboards
+# also Prometheus 3 (bin/prometheus3, built here once; the push credentials
+# test too), Thanos (bin/thanos, likewise) and root (it sets host names with
+# unshare --uts). test/dashboards
 # checks dashboards/ with promtool (same package; or PROMTOOL_BIN).
 # The second collector of the OTLP tests and the comparison with contrib's
 # prometheus exporter run the test build (otelcol-test).
@@ -221,7 +222,9 @@ soak: otelcol
 # install: install the collector as a systemd service (deploy/README.md): the
 # binary to $(BINDIR), the unit to $(UNITDIR) (its paths rewritten when BINDIR
 # or CONFDIR are not the defaults) and $(DEFAULT_CONFIG) as
-# $(CONFDIR)/config.yaml, unless a config is already there. DESTDIR stages
+# $(CONFDIR)/config.yaml, unless a config is already there, and
+# $(CONFDIR)/credentials, root's alone (mode 0700), for the files that
+# deploy/otelcol-ernic.service.d/credentials.conf loads. DESTDIR stages
 # the tree elsewhere (packaging, tests); run `systemctl daemon-reload` after.
 DESTDIR ?=
 PREFIX ?= /usr/local
@@ -233,6 +236,7 @@ DEFAULT_CONFIG ?= config/local.yaml
 .PHONY: install
 install: otelcol
 	install -d -m 0755 $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(CONFDIR)
+	install -d -m 0700 $(DESTDIR)$(CONFDIR)/credentials
 	install -m 0755 $(OTELCOL) $(DESTDIR)$(BINDIR)/otelcol-ernic
 	sed -e 's|/usr/local/bin/otelcol-ernic|$(BINDIR)/otelcol-ernic|g' \
 		-e 's|/etc/otelcol-ernic/|$(CONFDIR)/|g' \
@@ -296,7 +300,8 @@ $(DEBIAN_ROOT):
 # switch-test: the switch from the legacy ernic-exporter.service to the
 # package and the rollback, as deploy/README.md documents them (test/switch,
 # build tag e2e): the .deb installed with dpkg in a booted Debian container
-# (systemd-nspawn) while a real Prometheus scrapes it every 5 s. As root;
+# (systemd-nspawn) while a real Prometheus scrapes it every 5 s; and the
+# credentials drop-in (LoadCredential=) on in such a container. As root;
 # otherwise the test skips and the Debian root is not made.
 .PHONY: switch-test
 switch-test: package sim

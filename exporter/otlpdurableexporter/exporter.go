@@ -29,6 +29,7 @@ import (
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlpqueue"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/tlsreload"
 )
 
 // exportMethod is the OTLP metrics service's one method.
@@ -91,6 +92,13 @@ func (e *otlpDurable) start(ctx context.Context, host component.Host) error {
 	if e.compression != "" {
 		//lint:ignore SA1019 grpc.WithCompressor ("supported throughout 1.x") is the one way to send a message compressed beforehand: see precompressed.
 		opts = append(opts, configgrpc.WithGrpcDialOption(grpc.WithCompressor(precompressed(e.compression))))
+	}
+	creds, err := tlsreload.GRPCDialOption(ctx, cc.TLS, e.set.Logger)
+	if err != nil {
+		return err
+	}
+	if creds != nil {
+		opts = append(opts, configgrpc.WithGrpcDialOption(creds))
 	}
 	conn, err := cc.ToClientConn(ctx, host.GetExtensions(), e.set.TelemetrySettings, opts...)
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlpqueue"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/tlsreload"
 )
 
 // maxResponseBytes is otlp_http's bound on what is read of an answer.
@@ -78,7 +79,7 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (expor
 func (e *otlpHTTPDurable) start(ctx context.Context, host component.Host) error {
 	cc := e.cfg.ClientConfig
 	cc.Compression = ""
-	client, err := cc.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
+	client, err := tlsreload.HTTPClient(ctx, cc, host, e.set.TelemetrySettings)
 	if err != nil {
 		return err
 	}

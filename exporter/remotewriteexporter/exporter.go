@@ -13,6 +13,7 @@ import (
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/deliveryreport"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/tlsreload"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/translator"
 )
 
@@ -50,7 +51,7 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (*remo
 
 // start creates the HTTP client.
 func (e *remoteWrite) start(ctx context.Context, host component.Host) error {
-	client, err := e.cfg.ClientConfig.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
+	client, err := tlsreload.HTTPClient(ctx, e.cfg.ClientConfig, host, e.set.TelemetrySettings)
 	if err != nil {
 		return err
 	}
