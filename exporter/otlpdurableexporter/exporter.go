@@ -136,7 +136,7 @@ func (e *otlpDurable) push(ctx context.Context, r *otlpqueue.Request) error {
 		opts = append(slices.Clip(opts), grpc.UseCompressor(cmp.Or(e.compression, grpcencoding.Identity)))
 	}
 	resp := pmetricotlp.NewExportResponse()
-	if err := classify(e.conn.Invoke(ctx, exportMethod, rawMessage(body), &resp, opts...)); err != nil {
+	if err := classify(e.conn.Invoke(ctx, exportMethod, rawMessage(body), &resp, opts...), e.cfg.RetryOnAuthErrors); err != nil {
 		return err
 	}
 	if ps := resp.PartialSuccess(); ps.ErrorMessage() != "" || ps.RejectedDataPoints() != 0 {
@@ -147,8 +147,9 @@ func (e *otlpDurable) push(ctx context.Context, r *otlpqueue.Request) error {
 	return nil
 }
 
-// classify maps a gRPC status to retryable, throttled or permanent, as otlp_grpc.
-func classify(err error) error {
+// classify maps a gRPC status to retryable, throttled or permanent, as
+// otlp_grpc; retryOnAuth keeps Unauthenticated and PermissionDenied retried.
+func classify(err error, retryOnAuth bool) error {
 	if err == nil {
 		return nil
 	}
@@ -164,6 +165,10 @@ func classify(err error) error {
 	case codes.OK:
 		return nil
 	case codes.Canceled, codes.DeadlineExceeded, codes.Aborted, codes.OutOfRange, codes.Unavailable, codes.DataLoss:
+	case codes.Unauthenticated, codes.PermissionDenied:
+		if !retryOnAuth {
+			return consumererror.NewPermanent(err)
+		}
 	case codes.ResourceExhausted:
 		if retryInfo == nil {
 			return consumererror.NewPermanent(err)
