@@ -144,9 +144,13 @@ func (s *deliveryScraper) record(ts pcommon.Timestamp, snap deliverystats.Snapsh
 	if !snap.SentNewest.IsZero() {
 		s.mb.RecordOtelcolDeliverySentNewestTimestampDataPoint(ts, unixSeconds(snap.SentNewest), id)
 	}
-	if !snap.QueuedOldest.IsZero() {
-		s.mb.RecordOtelcolDeliveryQueueOldestTimestampDataPoint(ts, unixSeconds(snap.QueuedOldest), id)
+	// Nothing queued: nothing older than now waits (a lag of 0), and the
+	// series does not come and go with each batch.
+	oldest := snap.QueuedOldest
+	if oldest.IsZero() {
+		oldest = ts.AsTime()
 	}
+	s.mb.RecordOtelcolDeliveryQueueOldestTimestampDataPoint(ts, unixSeconds(oldest), id)
 }
 
 // fault logs msg at warning the first time, then at most once per faultInterval.

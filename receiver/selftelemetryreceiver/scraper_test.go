@@ -170,15 +170,19 @@ func TestScrapeWithoutExportersAndUnknownTimes(t *testing.T) {
 	snaps = []deliverystats.Snapshot{{Exporter: "otlp_durable", Start: time.Now()}}
 	got, _ = scrapePoints(t, s)
 	for k := range values(got) {
-		assert.NotContains(t, k, "timestamp", "a zero time is not published")
+		assert.NotContains(t, k, "newest_timestamp", "a zero time is not published")
 		assert.NotContains(t, k, "capacity", "no queue, no capacity")
 	}
+	// Nothing queued: the oldest queued time is the collection's (a lag of 0).
+	p := got["otelcol.delivery.queue.oldest_timestamp exporter=otlp_durable"]
+	assert.InDelta(t, float64(p.ts.UnixNano())/1e9, p.value, 1e-3)
 	assert.Contains(t, values(got), "otelcol.delivery.points.dropped exporter=otlp_durable reason=queue_full")
 }
 
-// A series that stops ends with one point without a recorded value: the
-// queue's oldest time once the queue is empty, every series of an exporter
-// that went away. The next scrape has no marker again.
+// A series that stops ends with one point without a recorded value: every
+// series of an exporter that went away. The queue's oldest time does not
+// stop when the queue empties: it becomes the collection's time. The next
+// scrape has no marker again.
 func TestSeriesThatStopEndWithAMarker(t *testing.T) {
 	oldest := time.Now().Add(-time.Minute)
 	snap := deliverystats.Snapshot{Exporter: "remote_write", Start: time.Now(), QueuedOldest: oldest, QueueCapacity: 10, QueueSizer: "bytes"}
@@ -199,7 +203,7 @@ func TestSeriesThatStopEndWithAMarker(t *testing.T) {
 		}
 	}
 	slices.Sort(ended)
-	want := []string{"otelcol.delivery.queue.oldest_timestamp exporter=remote_write"}
+	var want []string
 	for k := range values(first) {
 		if strings.Contains(k, " exporter=otlp_durable/b") {
 			want = append(want, k)
@@ -207,7 +211,10 @@ func TestSeriesThatStopEndWithAMarker(t *testing.T) {
 	}
 	slices.Sort(want)
 	assert.Equal(t, want, ended)
-	assert.Len(t, want, 1+3+len(deliverystats.DroppedReasons)+2, "the oldest time, and otlp_durable/b's 3 counters, drop reasons and 2 queue gauges")
+	assert.Len(t, want, 3+len(deliverystats.DroppedReasons)+3, "otlp_durable/b's 3 counters, drop reasons and 3 queue gauges")
+	now := got["otelcol.delivery.queue.oldest_timestamp exporter=remote_write"]
+	assert.False(t, now.noData)
+	assert.Greater(t, now.value, float64(oldest.Unix()), "the collection's time once the queue is empty")
 
 	again, _ := scrapePoints(t, s)
 	for k, p := range again {

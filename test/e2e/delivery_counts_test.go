@@ -18,7 +18,6 @@ import (
 
 	"github.com/rocm-ernic/otelcol-ernic/internal/deliverystats"
 	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
-	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // TestDeliveryCountsMatchPrometheus: the points remote_write says the
@@ -26,18 +25,10 @@ import (
 // otelcol_delivery_points_sent_total, taken at T, must equal the number
 // of this host's samples in Prometheus up to some batch shortly before T
 // (the batches are sent in order; the one made at T, and one still in
-// merge_window, are not sent yet). The queue's oldest time, a series that
-// ends whenever the queue is empty, is turned off: its staleness markers
-// count as sent but are no samples a query returns.
+// merge_window, are not sent yet).
 func TestDeliveryCountsMatchPrometheus(t *testing.T) {
 	t.Parallel()
 	r := newRemoteWrite(t, sim.Options{Instances: 2, QPs: 2, Interval: 500 * time.Millisecond, Seed: 31})
-	r.args = append(r.args, "--config", harness.WriteFile(t, "no-oldest.yaml", `receivers:
-  selftelemetry:
-    metrics:
-      otelcol.delivery.queue.oldest_timestamp:
-        enabled: false
-`))
 	r.startCollector()
 	ctx := context.Background()
 	host, err := os.Hostname()

@@ -930,7 +930,7 @@ type metricOtelcolDeliveryQueueOldestTimestamp struct {
 // init fills otelcol.delivery.queue.oldest_timestamp metric with initial data.
 func (m *metricOtelcolDeliveryQueueOldestTimestamp) init() {
 	m.data.SetName("otelcol.delivery.queue.oldest_timestamp")
-	m.data.SetDescription("When the oldest batch still in the sending queue was made, in seconds since the Unix epoch. Published only while something is queued; the series ends (a point with no recorded value) when the queue empties.")
+	m.data.SetDescription("When the oldest batch still in the sending queue was made, in seconds since the Unix epoch; the time of the collection while nothing is queued, so that time() minus it is the host's lag, 0 when it has caught up.")
 	m.data.SetUnit("s")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)

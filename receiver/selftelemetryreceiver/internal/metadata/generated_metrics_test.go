@@ -623,7 +623,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["otelcol.delivery.queue.oldest_timestamp"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "When the oldest batch still in the sending queue was made, in seconds since the Unix epoch. Published only while something is queued; the series ends (a point with no recorded value) when the queue empties.", mi.Description())
+						assert.Equal(t, "When the oldest batch still in the sending queue was made, in seconds since the Unix epoch; the time of the collection while nothing is queued, so that time() minus it is the host's lag, 0 when it has caught up.", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -638,7 +638,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["otelcol.delivery.queue.oldest_timestamp"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "When the oldest batch still in the sending queue was made, in seconds since the Unix epoch. Published only while something is queued; the series ends (a point with no recorded value) when the queue empties.", mi.Description())
+						assert.Equal(t, "When the oldest batch still in the sending queue was made, in seconds since the Unix epoch; the time of the collection while nothing is queued, so that time() minus it is the host's lag, 0 when it has caught up.", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
