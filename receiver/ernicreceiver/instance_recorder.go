@@ -189,7 +189,22 @@ func (r *instanceRecorder) emitInstance(publish func(pmetric.Metrics), id, role 
 		r.bulk.moveTo(rms.At(0).ScopeMetrics().At(0).Metrics())
 	}
 	if rms.Len() > 0 {
+		clearGaugeStarts(rms.At(0).ScopeMetrics().At(0).Metrics())
 		publish(md)
+	}
+}
+
+// clearGaugeStarts takes off the start time the builder gives every point: a
+// gauge's means nothing (OTLP), and a backend with start-time zero samples
+// (Prometheus 3's created-timestamp ingestion) writes a 0 the gauge never had.
+func clearGaugeStarts(ms pmetric.MetricSlice) {
+	for i := range ms.Len() {
+		if m := ms.At(i); m.Type() == pmetric.MetricTypeGauge {
+			dps := m.Gauge().DataPoints()
+			for j := range dps.Len() {
+				dps.At(j).SetStartTimestamp(0)
+			}
+		}
 	}
 }
 

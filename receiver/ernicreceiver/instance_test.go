@@ -171,14 +171,17 @@ func TestScrapeRereadsRecentFile(t *testing.T) {
 }
 
 // scrapeStarted scrapes and checks that every counter point starts before
-// its timestamp: a start on a point is where a backend's start-time zero
-// sample would meet a value.
+// its timestamp and that no gauge point has a start: a backend's start-time
+// zero sample goes there, onto a point's value or into a gauge.
 func scrapeStarted(t *testing.T, s *ernicScraper) pmetric.Metrics {
 	t.Helper()
 	md := scrapeOK(t, s)
 	forEachPoint(md, func(m pmetric.Metric, dp pmetric.NumberDataPoint) {
-		if m.Type() == pmetric.MetricTypeSum && dp.StartTimestamp() >= dp.Timestamp() {
+		switch {
+		case m.Type() == pmetric.MetricTypeSum && dp.StartTimestamp() >= dp.Timestamp():
 			t.Errorf("%s %v: start %v is not before the point", m.Name(), dp.Attributes().AsRaw(), dp.StartTimestamp())
+		case m.Type() == pmetric.MetricTypeGauge && dp.StartTimestamp() != 0:
+			t.Errorf("gauge %s %v: start %v", m.Name(), dp.Attributes().AsRaw(), dp.StartTimestamp())
 		}
 	})
 	return md
