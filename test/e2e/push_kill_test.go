@@ -187,26 +187,8 @@ exporters:
 // start it again on the same port.
 func startRelay(t *testing.T, o *pushOutage, url string) (endpoint string, away, back func()) {
 	port := harness.FreePort(t)
-	conf := harness.WriteFile(t, "relay.yaml", fmt.Sprintf(`receivers:
-  otlp:
-    protocols:
-      grpc:
-        endpoint: 127.0.0.1:%d
-exporters:
-  otlp_http:
-    metrics_endpoint: %s
-    compression: gzip
-    sending_queue:
-      num_consumers: 1
-service:
-  pipelines:
-    metrics:
-      receivers: [otlp]
-      exporters: [otlp_http]
-  telemetry:
-    metrics:
-      level: none
-`, port, url))
+	// One sender: Prometheus refuses samples older than its out-of-order window.
+	conf := secondCollectorConfig(t, "relay.yaml", port, "    metrics_endpoint: "+url+"\n    compression: gzip\n    sending_queue:\n      num_consumers: 1\n")
 	log := &harness.LockedBuffer{}
 	o.logs = append(o.logs, log)
 	start := func() *harness.Process {
