@@ -156,6 +156,29 @@ func runCollectorLog(t *testing.T, env []string, log *harness.LockedBuffer, conf
 	return harness.StartCollector(t, harness.ConfigArgs(configs...), env, log, false)
 }
 
+// secondCollectorConfig writes the config of a second collector (the test
+// build): OTLP/gRPC in on port, out through otlp_http with the settings
+// given (indented under it).
+func secondCollectorConfig(t *testing.T, name string, port int, otlpHTTP string) string {
+	t.Helper()
+	return harness.WriteFile(t, name, fmt.Sprintf(`receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: 127.0.0.1:%d
+exporters:
+  otlp_http:
+%sservice:
+  pipelines:
+    metrics:
+      receivers: [otlp]
+      exporters: [otlp_http]
+  telemetry:
+    metrics:
+      level: none
+`, port, otlpHTTP))
+}
+
 // fastQueueOverride writes a config added after a shipped OTLP config for
 // the fault tests: a scrape every second, and the exporter (otlp_durable
 // or otlp_http_durable) merging for mergeWindow and retrying at least
@@ -188,25 +211,7 @@ func TestOTLPToSecondCollector(t *testing.T) {
 
 	// The second collector: OTLP gRPC in, OTLP/HTTP JSON out to the sink.
 	grpcPort := harness.FreePort(t)
-	second := harness.WriteFile(t, "second.yaml", fmt.Sprintf(`receivers:
-  otlp:
-    protocols:
-      grpc:
-        endpoint: 127.0.0.1:%d
-exporters:
-  otlp_http:
-    metrics_endpoint: %s
-    encoding: json
-    compression: none
-service:
-  pipelines:
-    metrics:
-      receivers: [otlp]
-      exporters: [otlp_http]
-  telemetry:
-    metrics:
-      level: none
-`, grpcPort, sink.url))
+	second := secondCollectorConfig(t, "second.yaml", grpcPort, "    metrics_endpoint: "+sink.url+"\n    encoding: json\n    compression: none\n")
 	harness.StartTestBuildCollector(t, harness.ConfigArgs(second), nil, nil, false)
 
 	// The first collector: the shipped otlp.yaml, scraping every second,
