@@ -110,6 +110,7 @@ func TestPushKilledDuringOutage(t *testing.T) {
 			t.Parallel()
 			o := killDuringOutage(t, path)
 			checkSeriesConsistent(t, o)
+			checkNewestKept(t, o)
 		})
 	}
 }
@@ -252,6 +253,25 @@ func checkSeriesConsistent(t *testing.T, o *pushOutage) {
 	}
 	t.Logf("%d requests (%d while the backend was away), %d samples stored; outage %v, kill %v into it",
 		len(reqs), countStatus(reqs, http.StatusServiceUnavailable), n, o.up.Sub(o.down).Round(100*time.Millisecond), o.killed.Sub(o.down).Round(100*time.Millisecond))
+}
+
+// checkNewestKept: the restarted collector's scrapes of the outage reached
+// the backend once it was back (the queue, full of the first process's
+// batches or not, never refuses the newest), and no batch was refused.
+func checkNewestKept(t *testing.T, o *pushOutage) {
+	for _, log := range o.logs {
+		if l := grepLines(log.String(), "a new batch was not queued"); l != "" {
+			t.Errorf("a collector refused a new batch:\n%s", l)
+		}
+	}
+	for _, q := range o.rec.requests() {
+		for _, s := range q.samples {
+			if ts := time.UnixMilli(s.ts); q.status/100 == 2 && q.at.After(o.up) && ts.After(o.killed) && ts.Before(o.up) {
+				return
+			}
+		}
+	}
+	t.Error("no scrape the restarted collector made before the backend came back reached it")
 }
 
 func countStatus(reqs []deliveredRequest, status int) int {
