@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -89,37 +90,45 @@ func prometheus3OTLP(t *testing.T) (*harness.Prometheus, string, []string) {
 
 // pushOutage is what killDuringOutage did, for the checks.
 type pushOutage struct {
+	// bound is ERNIC_BUFFER_MAX_BYTES: roomy holds the whole outage, tight
+	// fills during it, so that the restarted collector meets a full queue.
+	bound                          int
 	rec                            *deliveryRecorder
 	prom                           *harness.Prometheus
 	logs                           []*harness.LockedBuffer
 	started, down, killed, up, end time.Time
 }
 
-// TestPushKilledDuringOutage: each push exporter, with its shipped config,
-// a 1 s scrape and a 20,000-byte queue, loses its backend; an instance's
-// server crashes (its pid stays in the manifest), the collector is killed
-// (SIGKILL) and started again on the same queue, the backend comes back,
-// then the server. No request is refused for a duplicate or out-of-order
-// sample, and no series ever gets two values at one timestamp or a counter
-// start at or after its point: neither in what reached the backend nor in
-// what the backend holds.
+// TestPushKilledDuringOutage: each push exporter, with its shipped config
+// and a 1 s scrape, loses its backend; an instance's server crashes (its
+// pid stays in the manifest), the collector is killed (SIGKILL) and started
+// again on the same queue, the backend comes back, then the server. No
+// request is refused for a duplicate or out-of-order sample, and no series
+// ever gets two values at one timestamp or a counter start at or after its
+// point: neither in what reached the backend nor in what the backend
+// holds. With a queue that holds the outage, the killed collector's
+// backlog arrives whole; with one that fills during it, the restarted
+// collector drops the oldest and its newest scrapes arrive.
 func TestPushKilledDuringOutage(t *testing.T) {
 	t.Parallel()
 	for _, path := range pushPaths {
 		t.Run(path.name, func(t *testing.T) {
 			t.Parallel()
-			o := killDuringOutage(t, path)
-			checkSeriesConsistent(t, o)
-			checkNewestKept(t, o)
+			roomy := killDuringOutage(t, path, 400_000)
+			checkSeriesConsistent(t, roomy)
+			checkBacklogArrived(t, roomy)
+			tight := killDuringOutage(t, path, 20_000)
+			checkSeriesConsistent(t, tight)
+			checkNewestKept(t, tight)
 		})
 	}
 }
 
 // killDuringOutage runs the outage on path and waits until the backend
 // took what the restarted collector saw: the crash and the new server.
-func killDuringOutage(t *testing.T, path pushPath) *pushOutage {
+func killDuringOutage(t *testing.T, path pushPath, bound int) *pushOutage {
 	prom, under, promote := path.backend(t)
-	o := &pushOutage{prom: prom, started: time.Now()}
+	o := &pushOutage{prom: prom, started: time.Now(), bound: bound}
 	o.rec = startDeliveryRecorder(t, prom.URL(""), promote...)
 	endpoint := o.rec.url + under
 	away, back := prom.Stop, prom.Start
@@ -137,7 +146,7 @@ exporters:
     retry_on_failure:
       max_interval: 1s
 %s`, path.exporter, path.extra))
-	env := []string{"ERNIC_RUN_DIR=" + runDir, "ERNIC_STATE_DIR=" + state, "ERNIC_BUFFER_MAX_BYTES=20000", path.endpointEnv + "=" + endpoint}
+	env := []string{"ERNIC_RUN_DIR=" + runDir, "ERNIC_STATE_DIR=" + state, "ERNIC_BUFFER_MAX_BYTES=" + strconv.Itoa(bound), path.endpointEnv + "=" + endpoint}
 	config := filepath.Join(harness.RepoRoot(t), "config", path.config)
 	log := &harness.LockedBuffer{}
 	o.logs = append(o.logs, log)
@@ -239,26 +248,40 @@ func checkSeriesConsistent(t *testing.T, o *pushOutage) {
 	for _, p := range stored {
 		t.Error("stored: " + p)
 	}
-
-	// Scrapes from before the kill reached the backend after it came back.
-	backlog := false
-	for _, q := range reqs {
-		for _, s := range q.samples {
-			ts := time.UnixMilli(s.ts)
-			backlog = backlog || q.status/100 == 2 && q.at.After(o.up) && ts.After(o.down) && ts.Before(o.killed)
-		}
-	}
-	if !backlog {
-		t.Error("no scrape from between the outage and the kill reached the backend after it came back")
-	}
-	t.Logf("%d requests (%d while the backend was away), %d samples stored; outage %v, kill %v into it",
-		len(reqs), countStatus(reqs, http.StatusServiceUnavailable), n, o.up.Sub(o.down).Round(100*time.Millisecond), o.killed.Sub(o.down).Round(100*time.Millisecond))
+	t.Logf("bound %d bytes: %d requests (%d while the backend was away), %d samples stored; outage %v, kill %v into it",
+		o.bound, len(reqs), countStatus(reqs, http.StatusServiceUnavailable), n, o.up.Sub(o.down).Round(100*time.Millisecond), o.killed.Sub(o.down).Round(100*time.Millisecond))
 }
 
-// checkNewestKept: the restarted collector's scrapes of the outage reached
-// the backend once it was back (the queue, full of the first process's
-// batches or not, never refuses the newest), and no batch was refused.
+// checkBacklogArrived: with a queue that holds the outage, the killed
+// collector's scrapes of it reached the backend once it was back, and
+// nothing was dropped.
+func checkBacklogArrived(t *testing.T, o *pushOutage) {
+	for _, log := range o.logs {
+		if l := grepLines(log.String(), "dropped the oldest batch"); l != "" {
+			t.Errorf("a collector dropped a batch from a queue of %d bytes:\n%s", o.bound, l)
+		}
+	}
+	for _, q := range o.rec.requests() {
+		for _, s := range q.samples {
+			if ts := time.UnixMilli(s.ts); q.status/100 == 2 && q.at.After(o.up) && ts.After(o.down) && ts.Before(o.killed) {
+				return
+			}
+		}
+	}
+	t.Error("no scrape from between the outage and the kill reached the backend after it came back")
+}
+
+// checkNewestKept: the queue filled (the oldest batches were dropped), and
+// yet the restarted collector's scrapes of the outage reached the backend
+// once it was back: no new batch was refused.
 func checkNewestKept(t *testing.T, o *pushOutage) {
+	full := false
+	for _, log := range o.logs {
+		full = full || strings.Contains(log.String(), "dropped the oldest batch: queue full")
+	}
+	if !full {
+		t.Errorf("the queue of %d bytes did not fill during the outage", o.bound)
+	}
 	for _, log := range o.logs {
 		if l := grepLines(log.String(), "a new batch was not queued"); l != "" {
 			t.Errorf("a collector refused a new batch:\n%s", l)
