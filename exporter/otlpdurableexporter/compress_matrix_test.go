@@ -93,10 +93,10 @@ func TestCompressionMatrix(t *testing.T) {
 				if stored != "v1" {
 					req, err := otlpqueue.Encode(md, stored)
 					require.NoError(t, err)
-					entry, err = otlpqueue.Encoding{}.Marshal(context.Background(), req)
+					entry, err = otlpqueue.Encoding{}.Marshal(req)
 					require.NoError(t, err)
 				}
-				_, req, err := otlpqueue.Encoding{}.Unmarshal(entry)
+				req, err := otlpqueue.Encoding{}.Unmarshal(entry)
 				require.NoError(t, err)
 
 				cfg := testConfig(ln.Addr().String())
@@ -110,7 +110,7 @@ func TestCompressionMatrix(t *testing.T) {
 				require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
 				t.Cleanup(func() { _ = e.shutdown(context.Background()) })
 				for range 2 { // a retry sends the same request again
-					require.NoError(t, e.push(context.Background(), req.(*otlpqueue.Request)))
+					require.NoError(t, e.push(context.Background(), req))
 				}
 				s.mu.Lock()
 				defer s.mu.Unlock()
@@ -154,9 +154,9 @@ func TestUnmarshalRandomBytes(t *testing.T) {
 					t.Fatalf("Unmarshal(%v) panicked: %v", b, p)
 				}
 			}()
-			_, req, err := otlpqueue.Encoding{}.Unmarshal(b)
+			req, err := otlpqueue.Encoding{}.Unmarshal(b)
 			if err == nil {
-				require.LessOrEqual(t, req.(*otlpqueue.Request).BytesSize(), len(b))
+				require.LessOrEqual(t, req.BytesSize(), len(b))
 			}
 		}()
 	}

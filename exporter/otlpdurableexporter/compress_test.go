@@ -55,14 +55,14 @@ func TestStoredWithOtherCompressionDelivered(t *testing.T) {
 			if c.storedWith != "" {
 				req, err := otlpqueue.Encode(md, c.storedWith)
 				require.NoError(t, err)
-				stored, err = otlpqueue.Encoding{}.Marshal(context.Background(), req)
+				stored, err = otlpqueue.Encoding{}.Marshal(req)
 				require.NoError(t, err)
 			}
-			_, req, err := otlpqueue.Encoding{}.Unmarshal(stored)
+			req, err := otlpqueue.Encoding{}.Unmarshal(stored)
 			require.NoError(t, err)
 			require.Equal(t, 200, req.ItemsCount())
 			e := started(t, srv.addr, c.sender)
-			require.NoError(t, e.push(context.Background(), req.(*otlpqueue.Request)))
+			require.NoError(t, e.push(context.Background(), req))
 			require.Len(t, srv.accepted(), 1)
 			require.Equal(t, jsonOf(t, md), jsonOf(t, srv.accepted()[0]))
 			srv.mu.Lock()

@@ -33,6 +33,9 @@ func createDefaultConfig() component.Config {
 	client.WriteBufferSize = 512 * 1024
 	client.Keepalive = configoptional.None[configgrpc.KeepaliveClientConfig]()
 	queue := exporterhelper.NewDefaultQueueConfig()
+	// A full queue waits for room; while sending fails the oldest batch
+	// makes it (pushqueue), never the newest.
+	queue.BlockOnOverflow = true
 	// Unsupported batcher, on by default under pkg.exporterhelper.queueBatchEnabled.
 	queue.Batch = configoptional.None[exporterhelper.BatchConfig]()
 	return &Config{

@@ -50,7 +50,7 @@ func TestDeliversTheBatchUnchanged(t *testing.T) {
 			assert.Equal(t, strings.TrimPrefix(string(c), "none"), got.encoding)
 			assert.Equal(t, "tenant-1", got.header.Get("x-scope-orgid"))
 			bi := settings().BuildInfo
-			assert.Equal(t, bi.Description+"/"+bi.Version+" ("+runtime.GOOS+"/"+runtime.GOARCH+")", got.header.Get("User-Agent"))
+			assert.Equal(t, bi.Command+"/"+bi.Version+" ("+runtime.GOOS+"/"+runtime.GOARCH+")", got.header.Get("User-Agent"))
 		})
 	}
 }
@@ -143,7 +143,7 @@ func TestClassify(t *testing.T) {
 			resp.Header = http.Header{}
 		}
 		resp.Status = strings.TrimSpace(strings.Join([]string{itoa(c.code), http.StatusText(c.code)}, " "))
-		got := classify(resp, c.body, "http://x/v1/metrics")
+		got := classify(resp, c.body, "http://x/v1/metrics", false)
 		require.Error(t, got, name)
 		assert.Equal(t, c.permanent, isPermanent(got), name)
 		if c.throttle != "" {
@@ -153,13 +153,6 @@ func TestClassify(t *testing.T) {
 		}
 		assert.Contains(t, got.Error(), c.wantInText, name)
 	}
-	d, ok := retryAfter("99999999999", now)
-	assert.True(t, ok)
-	assert.Equal(t, maxRetryAfter, d, "a huge Retry-After is bounded, not wrapped")
-	_, ok = retryAfter("0", now)
-	assert.False(t, ok, "Retry-After 0 is no delay")
-	_, ok = retryAfter(now.Add(-time.Minute).UTC().Format(http.TimeFormat), now)
-	assert.False(t, ok, "a date past is no delay")
 }
 
 func TestPartialSuccessIsLogged(t *testing.T) {
@@ -239,9 +232,9 @@ func TestStoredWithOtherCompressionDelivered(t *testing.T) {
 			srv := newServer(t, nil)
 			req, err := otlpqueue.Encode(md, c.storedWith)
 			require.NoError(t, err)
-			stored, err := otlpqueue.Encoding{}.Marshal(context.Background(), req)
+			stored, err := otlpqueue.Encoding{}.Marshal(req)
 			require.NoError(t, err)
-			_, back, err := otlpqueue.Encoding{}.Unmarshal(stored)
+			back, err := otlpqueue.Encoding{}.Unmarshal(stored)
 			require.NoError(t, err)
 			cfg := testConfig(srv.url)
 			cfg.Compression = c.sender
@@ -250,7 +243,7 @@ func TestStoredWithOtherCompressionDelivered(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, e.start(context.Background(), componenttest.NewNopHost()))
 			defer func() { require.NoError(t, e.shutdown(context.Background())) }()
-			require.NoError(t, e.push(context.Background(), back.(*otlpqueue.Request)))
+			require.NoError(t, e.push(context.Background(), back))
 			require.Len(t, srv.accepted(), 1)
 			assert.Equal(t, jsonOf(t, md), jsonOf(t, srv.accepted()[0].md))
 			assert.Equal(t, e.compression, srv.accepted()[0].encoding)
@@ -317,4 +310,15 @@ func TestRetryAfterThrottles(t *testing.T) {
 	defer mu.Unlock()
 	require.Len(t, at, 2)
 	assert.GreaterOrEqual(t, at[1].Sub(at[0]), 900*time.Millisecond)
+}
+
+// retry_on_auth_errors keeps 401 and 403 retried, for a credential fix.
+func TestClassifyRetriesAuthErrorsWhenAsked(t *testing.T) {
+	for _, code := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		resp := &http.Response{StatusCode: code, Status: http.StatusText(code), Header: http.Header{}}
+		assert.True(t, isPermanent(classify(resp, nil, "http://x/v1/metrics", false)), "%d", code)
+		assert.False(t, isPermanent(classify(resp, nil, "http://x/v1/metrics", true)), "%d", code)
+	}
+	resp := &http.Response{StatusCode: http.StatusBadRequest, Status: "400", Header: http.Header{}}
+	assert.True(t, isPermanent(classify(resp, nil, "http://x/v1/metrics", true)))
 }

@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -27,7 +25,7 @@ import (
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlpqueue"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
-	"github.com/rocm-ernic/otelcol-ernic/exporter/otlphttpdurableexporter/internal/metadata"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/tlsreload"
 )
 
 // maxResponseBytes is otlp_http's bound on what is read of an answer.
@@ -60,31 +58,28 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (expor
 		set:         set,
 		url:         u.String(),
 		shownURL:    u.Redacted(),
-		userAgent:   fmt.Sprintf("%s/%s (%s/%s)", set.BuildInfo.Description, set.BuildInfo.Version, runtime.GOOS, runtime.GOARCH),
+		userAgent:   pushqueue.UserAgent(set.BuildInfo),
 		compression: compression,
 	}
 	attrs := append(otlpqueue.ServerAttributes(u.Hostname(), u.Port()), attribute.String("url.path", u.Path))
 	return otlpqueue.NewMetrics(ctx, set, otlpqueue.Settings{
-		Name:        metadata.Type.String(),
 		Endpoint:    e.shownURL,
 		Compression: compression,
 		MergeWindow: cfg.MergeWindow,
 		Queue:       cfg.QueueConfig,
 		// The client's timeout bounds each attempt, as otlp_http's.
-		Retry: cfg.RetryConfig,
-		Push:  e.push,
-	},
-		exporterhelper.WithAttrs(attrs...),
-		exporterhelper.WithStart(e.start),
-		exporterhelper.WithShutdown(e.shutdown),
-	)
+		Retry:    cfg.RetryConfig,
+		Push:     e.push,
+		Start:    e.start,
+		Shutdown: e.shutdown,
+	}, exporterhelper.WithAttrs(attrs...))
 }
 
 // start makes the client without compression: the requests are compressed already.
 func (e *otlpHTTPDurable) start(ctx context.Context, host component.Host) error {
 	cc := e.cfg.ClientConfig
 	cc.Compression = ""
-	client, err := cc.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
+	client, err := tlsreload.HTTPClient(ctx, cc, host, e.set.TelemetrySettings)
 	if err != nil {
 		return err
 	}
@@ -139,7 +134,7 @@ func (e *otlpHTTPDurable) push(ctx context.Context, r *otlpqueue.Request) error 
 		e.partialSuccess(resp, answer)
 		return nil
 	}
-	return classify(resp, answer, e.shownURL)
+	return classify(resp, answer, e.shownURL, e.cfg.RetryOnAuthErrors)
 }
 
 // partialSuccess logs the rejected points of a 2xx answer, as otlp_http does.
@@ -160,9 +155,10 @@ func (e *otlpHTTPDurable) partialSuccess(resp *http.Response, answer []byte) {
 }
 
 // classify retries 429, 502, 503 and 504 (429 and 503 after Retry-After), as
-// the OTLP/HTTP specification says; any other status is permanent. Prometheus
+// the OTLP/HTTP specification says, and 401 and 403 with retry_on_auth_errors;
+// any other status is permanent. Prometheus
 // answers text, OTLP/HTTP servers a protobuf Status.
-func classify(resp *http.Response, answer []byte, url string) error {
+func classify(resp *http.Response, answer []byte, url string, retryOnAuth bool) error {
 	msg := strings.TrimSpace(string(answer[:min(len(answer), 512)]))
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-protobuf") {
 		var st spb.Status
@@ -179,12 +175,13 @@ func classify(resp *http.Response, answer []byte, url string) error {
 	err = &statusError{status: resp.StatusCode, err: err}
 	switch resp.StatusCode {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-		if d, ok := retryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
-			return pushqueue.NewRetryAfter(err, d)
-		}
-		return err
+		return pushqueue.RetryAfterHeader(err, resp.Header.Get("Retry-After"), time.Now())
 	case http.StatusBadGateway, http.StatusGatewayTimeout:
 		return err
+	case http.StatusUnauthorized, http.StatusForbidden:
+		if retryOnAuth {
+			return err
+		}
 	}
 	return consumererror.NewPermanent(err)
 }
@@ -198,21 +195,3 @@ type statusError struct {
 func (e *statusError) Error() string   { return e.err.Error() }
 func (e *statusError) Unwrap() error   { return e.err }
 func (e *statusError) HTTPStatus() int { return e.status }
-
-// maxRetryAfter bounds the delay a Retry-After asks for.
-const maxRetryAfter = 24 * time.Hour
-
-// retryAfter reads a Retry-After header (seconds or an HTTP date); false
-// when it is absent, unreadable or not ahead.
-func retryAfter(v string, now time.Time) (time.Duration, bool) {
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
-		return time.Duration(min(s, int64(maxRetryAfter/time.Second))) * time.Second, s > 0
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return min(t.Sub(now), maxRetryAfter), true
-	}
-	return 0, false
-}

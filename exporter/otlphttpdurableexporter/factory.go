@@ -34,6 +34,9 @@ func createDefaultConfig() component.Config {
 	client.Compression = configcompression.TypeGzip
 	client.WriteBufferSize = 512 * 1024
 	queue := exporterhelper.NewDefaultQueueConfig()
+	// A full queue waits for room; while sending fails the oldest batch
+	// makes it (pushqueue), never the newest.
+	queue.BlockOnOverflow = true
 	// Unsupported batcher, on by default under pkg.exporterhelper.queueBatchEnabled.
 	queue.Batch = configoptional.None[exporterhelper.BatchConfig]()
 	return &Config{

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/promname"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/translator"
 
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/config/configoptional"
@@ -77,8 +78,8 @@ func (cfg *Config) Validate() error {
 	if cfg.MaxBatchSizeBytes <= 0 || cfg.MaxBatchSizeBytes > maxBatchSizeLimit {
 		errs = append(errs, fmt.Errorf("max_batch_size_bytes %d: must be positive and at most %d", cfg.MaxBatchSizeBytes, maxBatchSizeLimit))
 	}
-	if cfg.ProtobufMessage != messageV1 && cfg.ProtobufMessage != messageV2 {
-		errs = append(errs, fmt.Errorf("protobuf_message %q: must be %s (remote write 1.0) or %s (2.0)", cfg.ProtobufMessage, messageV1, messageV2))
+	if cfg.ProtobufMessage != translator.MessageV1 && cfg.ProtobufMessage != translator.MessageV2 {
+		errs = append(errs, fmt.Errorf("protobuf_message %q: must be %s (remote write 1.0) or %s (2.0)", cfg.ProtobufMessage, translator.MessageV1, translator.MessageV2))
 	}
 	if cfg.MaxSamplesPerSend <= 0 {
 		errs = append(errs, fmt.Errorf("max_samples_per_send %d: must be positive", cfg.MaxSamplesPerSend))
@@ -97,6 +98,21 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("sending_queue::num_consumers %d: must be 1; a remote-write backend rejects a sample older than the newest of its series, which parallel senders produce", cfg.QueueConfig.Get().NumConsumers))
 	}
 	return errors.Join(errs...)
+}
+
+// newTranslator returns the translator of cfg's settings.
+func newTranslator(cfg *Config) *translator.Translator {
+	s := translator.Settings{
+		ExternalLabels:                cfg.ExternalLabels,
+		MaxBatchSizeBytes:             cfg.MaxBatchSizeBytes,
+		MaxSamplesPerSend:             cfg.MaxSamplesPerSend,
+		Protocol:                      translator.ProtocolV1,
+		ResourceToTelemetryConversion: cfg.ResourceToTelemetryConversion.Enabled,
+	}
+	if cfg.ProtobufMessage == translator.MessageV2 {
+		s.Protocol = translator.ProtocolV2
+	}
+	return translator.New(s)
 }
 
 // reservedHeader reports whether the protocol sets header name itself: a

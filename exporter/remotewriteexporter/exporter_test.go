@@ -164,7 +164,7 @@ func TestRejectedRequestIsDroppedAndTheRestFlows(t *testing.T) {
 	rej := logs.FilterMessageSnippet("rejected by the endpoint").All()
 	require.Len(t, rej, 1)
 	assert.Equal(t, int64(1), rej[0].ContextMap()["rejected_requests_total"])
-	assert.Equal(t, "rejected: http 400", rej[0].ContextMap()["cause"])
+	assert.Equal(t, "http 400", rej[0].ContextMap()["cause"])
 }
 
 // A failing endpoint (503, then connection refused) is retried until it
@@ -183,7 +183,7 @@ func TestFailuresAreRetriedInOrder(t *testing.T) {
 	}
 	waitFor(t, "3 batches", func() bool { return len(ep.batches()) == 6 })
 	assert.Equal(t, []string{"0", "0", "1", "1", "2", "2"}, ep.batches())
-	assert.Len(t, logs.FilterMessageSnippet("Remote write failed").All(), 1, "one warning a minute per cause")
+	assert.Len(t, logs.FilterMessageSnippet("remote_write failed").All(), 1, "one warning a minute per cause")
 	assert.Len(t, logs.FilterMessageSnippet("delivers again").All(), 1)
 	waitFor(t, "the drained backlog's line", func() bool {
 		return logs.FilterMessageSnippet("backlog delivered").Len() == 1
@@ -226,7 +226,7 @@ func TestFullQueueDropsTheOldest(t *testing.T) {
 	assert.NotContains(t, got, "0")
 	drops := logs.FilterMessageSnippet("dropped the oldest batch").All()
 	require.NotEmpty(t, drops)
-	assert.Equal(t, "queue full", drops[0].Message[len("Remote write dropped the oldest batch: "):])
+	assert.Equal(t, "queue full", drops[0].Message[len("remote_write dropped the oldest batch: "):])
 }
 
 // A batch is cut into requests of at most max_batch_size_bytes.
@@ -247,53 +247,22 @@ func TestRequestsAreCutAtMaxBatchSize(t *testing.T) {
 
 func TestEncodingRoundTrip(t *testing.T) {
 	r := newRequest([][]byte{[]byte("abc"), {}, []byte("defgh")}, []int{3, 0, 7})
-	b, err := encoding{}.Marshal(context.Background(), r)
+	b, err := encoding{}.Marshal(r)
 	require.NoError(t, err)
-	_, got, err := encoding{}.Unmarshal(b)
+	g, err := encoding{}.Unmarshal(b)
 	require.NoError(t, err)
-	g := got.(*request)
 	assert.Equal(t, r.payloads[0], g.payloads[0])
 	assert.Equal(t, r.payloads[2], g.payloads[2])
 	assert.Equal(t, []int{3, 0, 7}, g.samples)
 	assert.Equal(t, 8, g.BytesSize())
 	assert.Equal(t, 10, g.ItemsCount())
-	assert.True(t, g.restored)
 	assert.Equal(t, r.id, g.id)
 	for cut := range len(b) {
-		_, _, err := encoding{}.Unmarshal(b[:cut])
+		_, err := encoding{}.Unmarshal(b[:cut])
 		assert.Error(t, err, "cut at %d", cut)
 	}
-	_, _, err = encoding{}.Unmarshal(append(b, 0))
+	_, err = encoding{}.Unmarshal(append(b, 0))
 	assert.Error(t, err)
-}
-
-// A batch the persistent queue stores again on start (it was being sent
-// when the last process ended, and goes to the queue's tail) is sent before
-// the batch the queue hands out first, and skipped at its tail.
-func TestMovedBatchGoesFirst(t *testing.T) {
-	ep := newEndpoint(t, func(int) int { return http.StatusOK })
-	cfg := testConfig(ep.srv.URL)
-	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
-	e, _ := start(t, cfg)
-	enc := encoding{moved: e.moved}
-	stored := func(i int) *request {
-		r, err := e.tr.translate(batch(i, 1))
-		require.NoError(t, err)
-		b, err := enc.Marshal(context.Background(), r)
-		require.NoError(t, err)
-		_, got, err := enc.Unmarshal(b)
-		require.NoError(t, err)
-		return got.(*request)
-	}
-	inFlight := stored(0) // the oldest
-	newer := []*request{stored(1), stored(2)}
-	_, err := enc.Marshal(context.Background(), inFlight) // the queue moves it back
-	require.NoError(t, err)
-	for _, r := range append(newer, inFlight) { // the queue's order
-		require.NoError(t, e.push(context.Background(), r))
-	}
-	assert.Equal(t, []string{"0", "1", "2"}, ep.batches())
-	assert.Equal(t, 3, ep.requests(), "the moved batch is not sent twice")
 }
 
 func TestConfigValidate(t *testing.T) {

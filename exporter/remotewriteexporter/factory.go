@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/metadata"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/translator"
 )
 
 // NewFactory returns the factory of the remote_write exporter.
@@ -36,14 +37,15 @@ func createDefaultConfig() component.Config {
 	queue := exporterhelper.NewDefaultQueueConfig()
 	queue.NumConsumers = 1 // in order: Validate allows no other value
 	queue.BlockOnOverflow = true
+	tr := translator.DefaultSettings()
 	return &Config{
 		ClientConfig:                  client,
 		QueueConfig:                   configoptional.Some(queue),
 		BackOffConfig:                 retry,
-		MaxBatchSizeBytes:             3_000_000,
-		MaxSamplesPerSend:             2000,
-		ProtobufMessage:               messageV1,
-		ResourceToTelemetryConversion: promname.ResourceToTelemetrySettings{Enabled: true},
+		MaxBatchSizeBytes:             tr.MaxBatchSizeBytes,
+		MaxSamplesPerSend:             tr.MaxSamplesPerSend,
+		ProtobufMessage:               translator.MessageV1,
+		ResourceToTelemetryConversion: promname.ResourceToTelemetrySettings{Enabled: tr.ResourceToTelemetryConversion},
 	}
 }
 

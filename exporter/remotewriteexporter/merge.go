@@ -4,107 +4,58 @@
 package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter"
 
 import (
-	"context"
 	"math"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
-	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/deliveryreport"
-	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/translator"
 )
 
 // mergeMaxBytes makes a large host's scrape a few items, not one held twice
 // in memory (merged, and read back to send).
 const mergeMaxBytes = 4 << 20
 
-// merger writes the batches that come within merge_window into the
-// requests of one queue item, translated as they come.
-type merger struct {
-	tr     *translator
-	sender *pushqueue.Sender[*request]
-	report *deliveryreport.Report
-	window *pushqueue.Window[*batchState]
-	// enqueue puts an item in the exporter's queue (which Start may replace).
-	enqueue func(context.Context, *request) error
+// builder is pushqueue's ItemBuilder for remote write: the batches of a
+// merge window translated into the requests of one queue item as they
+// come; a large batch spills into items of its own mid-batch, so that it
+// never takes the batches before it down.
+type builder struct {
+	tr             *translator.Translator
+	bound          func() (items, bytes int64)
+	untranslatable func(error, int)
 }
 
-// open starts a merged item.
-func (e *merger) open() (*batchState, error) {
-	st := e.tr.begin()
-	st.capItems, st.capBytes = e.itemBound()
+func (b *builder) Begin() (*translator.Batch, error) {
+	st := b.tr.Begin()
+	items, bytes := b.bound()
+	st.CapItems, st.CapBytes = int(min(items, math.MaxInt)), int(min(bytes, math.MaxInt))
 	return st, nil
 }
 
-// merge translates md into the pending item. A large batch spills into
-// items of its own, so that it never takes the batches before it down; a
-// refusal is returned only when the item holds md alone, else logged.
-func (e *merger) merge(ctx context.Context, md pmetric.Metrics) error {
-	spilled := false
-	err := e.window.Add(ctx, e.open, nil, func(st *batchState) (bool, error) {
-		if st.capItems > 0 || st.capBytes > 0 {
-			st.spill = func(st *batchState) {
-				spilled = true
-				e.spillLocked(ctx, st)
+func (b *builder) Write(st *translator.Batch, md pmetric.Metrics, spill func(*request)) (bool, error) {
+	if st.CapItems > 0 || st.CapBytes > 0 {
+		st.Spill = func(st *translator.Batch) {
+			if w := st.Take(); len(w.Payloads) > 0 {
+				spill(requestOf(w))
 			}
 		}
-		skipped := e.tr.add(st, md)
-		st.spill = nil
-		reportUntranslated(e.report, skipped.err())
-		return e.full(st), nil
-	})
-	if spilled {
-		return nil
 	}
-	return err
+	skipped := b.tr.Add(st, md)
+	st.Spill = nil
+	countUntranslated(b.untranslatable, skipped)
+	return b.full(st.Size()), nil
 }
 
-// itemBound is the sender's HalfQueue, for a batchState.
-func (e *merger) itemBound() (items, bytes int) {
-	i, b := e.sender.HalfQueue()
-	return int(min(i, math.MaxInt)), int(min(b, math.MaxInt))
-}
-
-// spillLocked queues st's requests as one item mid-batch; the window's lock is held.
-func (e *merger) spillLocked(ctx context.Context, st *batchState) {
-	st.flush()
-	if len(st.payloads) == 0 {
-		return
-	}
-	req := newRequest(st.payloads, st.samples)
-	req.proto = st.proto
-	st.payloads, st.samples, st.bytes, st.itemsDone = nil, nil, 0, 0
-	if err := e.enqueueMerged(ctx, req); err != nil {
-		e.report.NotQueued(err, req.ItemsCount(), e.sender.Backlog())
-	}
-}
-
-// full reports whether the pending requests reached mergeMaxBytes or half the queue.
-func (e *merger) full(st *batchState) bool {
-	if st.bytes >= mergeMaxBytes {
+// full reports whether the pending requests reached mergeMaxBytes or the queue's item bound.
+func (b *builder) full(st translator.Size) bool {
+	if st.Compressed >= mergeMaxBytes {
 		return true
 	}
-	items, bytes := e.sender.HalfQueue()
-	return (bytes > 0 && int64(st.bytes+len(st.raw)) >= bytes) ||
-		(items > 0 && int64(st.itemsDone+st.inRaw) >= items)
+	items, bytes := b.bound()
+	return (bytes > 0 && int64(st.Bytes) >= bytes) || (items > 0 && int64(st.Samples) >= items)
 }
 
-// flushMerged queues the pending item; a refusal is logged and returned.
-func (e *merger) flush(ctx context.Context, st *batchState) error {
-	req := e.tr.end(st)
-	if len(req.payloads) == 0 {
-		return nil
-	}
-	err := e.enqueueMerged(ctx, req)
-	if err != nil {
-		e.report.NotQueued(err, req.ItemsCount(), e.sender.Backlog())
-	}
-	return err
-}
-
-// enqueueMerged queues a merged item, refusing one larger than the queue.
-func (e *merger) enqueueMerged(ctx context.Context, req *request) error {
-	if err := e.sender.TooLarge(req, "an item of merged batches"); err != nil {
-		return err
-	}
-	return e.enqueue(ctx, req)
+func (b *builder) End(st *translator.Batch) (*request, bool, error) {
+	req := requestOf(b.tr.End(st))
+	return req, len(req.payloads) > 0, nil
 }

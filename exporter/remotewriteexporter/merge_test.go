@@ -24,6 +24,7 @@ import (
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/storagetest"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/metadata"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/translator"
 )
 
 // queueItems is the number of items a persistent queue holds in s (its
@@ -91,7 +92,7 @@ func TestMergeWindowStoresOneQueueItem(t *testing.T) {
 			for i := range 5 {
 				require.NoError(t, e.ConsumeMetrics(context.Background(), batch(i, 1)))
 			}
-			waitFor(t, "the batches in the queue", func() bool { return e.sender.Queued() > 0 && queueItems(s) > 0 })
+			waitFor(t, "the batches in the queue", func() bool { return e.Queued() > 0 && queueItems(s) > 0 })
 			time.Sleep(3 * tc.window)
 			assert.Equal(t, tc.items, queueItems(s), "items in the queue while the endpoint is down")
 			up.Store(true)
@@ -131,18 +132,18 @@ func TestMergeWindowFlushedAtShutdown(t *testing.T) {
 // A merged item is put in the queue once it reaches mergeMaxBytes of
 // compressed requests, or half of queue_size.
 func TestMergeBounds(t *testing.T) {
-	st := func(bytes, raw int, samples ...int) *batchState {
+	st := func(bytes, raw int, samples ...int) translator.Size {
 		done := 0
-		for _, n := range samples[1:] {
+		for _, n := range samples {
 			done += n
 		}
-		return &batchState{bytes: bytes, raw: make([]byte, raw), samples: samples[1:], itemsDone: done, inRaw: samples[0]}
+		return translator.Size{Compressed: bytes, Bytes: bytes + raw, Samples: done}
 	}
 	for _, tc := range []struct {
 		name     string
 		sizer    exporterhelper.RequestSizerType
 		capacity int64
-		pending  *batchState
+		pending  translator.Size
 		want     bool
 	}{
 		{"room", exporterhelper.RequestSizerTypeBytes, 1 << 30, st(1000, 500, 10, 10), false},
@@ -155,8 +156,8 @@ func TestMergeBounds(t *testing.T) {
 		{"requests", exporterhelper.RequestSizerTypeRequests, 2, st(1000, 1000, 1000, 1000), false},
 		{"no queue", exporterhelper.RequestSizerTypeBytes, 0, st(1000, 1000, 10, 10), false},
 	} {
-		m := &merger{sender: pushqueue.NewSender(pushqueue.SenderSettings[*request]{Sizer: tc.sizer, Capacity: tc.capacity})}
-		assert.Equal(t, tc.want, m.full(tc.pending), tc.name)
+		b := &builder{bound: func() (int64, int64) { return pushqueue.ItemBound(tc.sizer, tc.capacity) }}
+		assert.Equal(t, tc.want, b.full(tc.pending), tc.name)
 	}
 }
 
@@ -251,7 +252,7 @@ func TestMergeSplitsABatchOverTheQueue(t *testing.T) {
 			e, logs := start(t, cfg) // shut down at the test's end
 			require.NoError(t, e.ConsumeMetrics(context.Background(), batch(0, 1)))
 			require.NoError(t, e.ConsumeMetrics(context.Background(), batch(1, 60)))
-			err := e.merger.window.Flush(context.Background())
+			err := e.Merger().Flush(context.Background())
 			require.NoError(t, err)
 			want := []string{"0"}
 			for range 60 {
@@ -263,7 +264,7 @@ func TestMergeSplitsABatchOverTheQueue(t *testing.T) {
 			defer ep.mu.Unlock()
 			assert.GreaterOrEqual(t, len(ep.got), 3, "items of at most half of %d %s", tc.size, tc.sizer)
 			tc.check(t, ep)
-			assert.Empty(t, logs.FilterMessage("Remote write: a new batch was not queued; its items are lost").All())
+			assert.Empty(t, logs.FilterMessage("remote_write: a new batch was not queued; its items are lost").All())
 		})
 	}
 }
@@ -285,7 +286,7 @@ func TestMergeSeriesLargerThanTheQueueIsLostAlone(t *testing.T) {
 	big.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(0).Gauge().DataPoints().At(1).
 		Attributes().PutStr("blob", incompressible(300))
 	require.NoError(t, e.ConsumeMetrics(context.Background(), big))
-	err := e.merger.window.Flush(context.Background())
+	err := e.Merger().Flush(context.Background())
 	require.NoError(t, err)
 	waitFor(t, "3 series", func() bool { return len(ep.batches()) == 3 })
 	assert.Equal(t, []string{"0", "1", "1"}, ep.batches())
@@ -302,7 +303,7 @@ func TestMergeSeriesLargerThanTheQueueIsLostAlone(t *testing.T) {
 	}
 	ep.mu.Unlock()
 	assert.Equal(t, []string{"0", "0", "2"}, series, "batch 0's series, then batch 1's first and last")
-	lost := logs.FilterMessage("Remote write: a new batch was not queued; its items are lost").All()
+	lost := logs.FilterMessage("remote_write: a new batch was not queued; its items are lost").All()
 	require.Len(t, lost, 1)
 	assert.Equal(t, int64(1), lost[0].ContextMap()["items"])
 	assert.Contains(t, lost[0].ContextMap()["error"], "is more than sending_queue::queue_size 200 holds")
@@ -320,16 +321,4 @@ func incompressible(n int) string {
 		fmt.Fprintf(&b, "%08x", x)
 	}
 	return b.String()[:n]
-}
-
-// The item bound counts samples, or in bytes what the item can be at most
-// once compressed: a series that may take it past the bound overflows, one
-// that cannot does not.
-func TestOverflowsInBytes(t *testing.T) {
-	st := &batchState{capBytes: 1000, bytes: 500, comp: make([]byte, 100), raw: make([]byte, 200), inRaw: 3}
-	// 500 + 100 + snappy's bound on 200+e bytes (32 + n + n/6) + 64.
-	assert.False(t, st.overflows(60), "500+100+(32+260+43)+64 = 999")
-	assert.True(t, st.overflows(62), "500+100+(32+262+43)+64 = 1001")
-	assert.False(t, (&batchState{capItems: 5, itemsDone: 3, inRaw: 1}).overflows(1000), "4 samples of 5")
-	assert.True(t, (&batchState{capItems: 5, itemsDone: 3, inRaw: 2}).overflows(1), "a 6th sample")
 }

@@ -4,18 +4,16 @@
 package remotewriteexporter // import "github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter"
 
 import (
-	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
 
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/translator"
 )
 
 // request is one queue item: compressed remote-write requests, ready to send.
@@ -28,21 +26,26 @@ type request struct {
 	next int
 	// bytes sums the payloads' lengths.
 	bytes int
-	// restored: read back from a persistent queue (every batch it hands out is).
-	restored bool
-	// id is pushqueue.NewID's, stored with the batch (see movedBatches).
+	// id is pushqueue.NewID's, stored with the batch.
 	id uint64
 	// proto is the payloads' message.
-	proto protocol
+	proto translator.Protocol
 }
 
 var _ xexporterhelper.Request = (*request)(nil)
 
 func newRequest(payloads [][]byte, samples []int) *request {
-	r := &request{payloads: payloads, samples: samples, id: pushqueue.NewID(), proto: protocolV1}
+	r := &request{payloads: payloads, samples: samples, id: pushqueue.NewID(), proto: translator.ProtocolV1}
 	for _, p := range payloads {
 		r.bytes += len(p)
 	}
+	return r
+}
+
+// requestOf is the queue item of w.
+func requestOf(w translator.Requests) *request {
+	r := newRequest(w.Payloads, w.Samples)
+	r.proto = w.Protocol
 	return r
 }
 
@@ -61,6 +64,15 @@ func (r *request) ItemsCount() int {
 // BytesSize is what the queue keeps.
 func (r *request) BytesSize() int { return r.bytes }
 
+// Remaining is what a retry still has to send (pushqueue counts a drop with it).
+func (r *request) Remaining() (samples, bytes int) {
+	for i := r.next; i < len(r.payloads); i++ {
+		samples += r.samples[i]
+		bytes += len(r.payloads[i])
+	}
+	return samples, bytes
+}
+
 // MergeSplit returns r as it is: the queue's batcher is not supported.
 func (r *request) MergeSplit(_ context.Context, _ int, _ exporterhelper.RequestSizerType, r2 xexporterhelper.Request) ([]xexporterhelper.Request, error) {
 	if r2 != nil {
@@ -71,9 +83,7 @@ func (r *request) MergeSplit(_ context.Context, _ int, _ exporterhelper.RequestS
 
 // encoding stores a request as: version byte, protocol byte, id, payload
 // count, then per payload its sample count, length (uvarints) and bytes.
-type encoding struct {
-	moved *movedBatches
-}
+type encoding struct{}
 
 // encodingV1Only, before remote write 2.0 (no protocol byte), is still read.
 const (
@@ -81,16 +91,8 @@ const (
 	encodingV1Only  = 2
 )
 
-func (c encoding) Marshal(_ context.Context, req xexporterhelper.Request) ([]byte, error) {
-	r, ok := req.(*request)
-	if !ok {
-		return nil, fmt.Errorf("remote_write: cannot store a %T", req)
-	}
+func (encoding) Marshal(r *request) ([]byte, error) {
 	buf := make([]byte, 0, r.bytes+1+binary.MaxVarintLen64*(1+2*len(r.payloads)))
-	if r.restored && c.moved != nil {
-		// The persistent queue stores again, at start, what was being sent.
-		c.moved.add(r)
-	}
 	buf = append(buf, encodingVersion, byte(r.proto))
 	buf = binary.AppendUvarint(buf, r.id)
 	buf = binary.AppendUvarint(buf, uint64(len(r.payloads)))
@@ -102,27 +104,27 @@ func (c encoding) Marshal(_ context.Context, req xexporterhelper.Request) ([]byt
 	return buf, nil
 }
 
-func (encoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Request, error) {
+func (encoding) Unmarshal(b []byte) (*request, error) {
 	bad := func(what string) error {
 		return fmt.Errorf("remote_write: stored request of %d bytes: %s", len(b), what)
 	}
-	proto := protocolV1
+	proto := translator.ProtocolV1
 	switch {
-	case len(b) >= 2 && b[0] == encodingVersion && (b[1] == byte(protocolV1) || b[1] == byte(protocolV2)):
-		proto, b = protocol(b[1]), b[2:]
+	case len(b) >= 2 && b[0] == encodingVersion && (b[1] == byte(translator.ProtocolV1) || b[1] == byte(translator.ProtocolV2)):
+		proto, b = translator.Protocol(b[1]), b[2:]
 	case len(b) >= 1 && b[0] == encodingV1Only:
 		b = b[1:]
 	default:
-		return nil, nil, bad("unknown version")
+		return nil, bad("unknown version")
 	}
 	id, k := binary.Uvarint(b)
 	if k <= 0 {
-		return nil, nil, bad("bad id")
+		return nil, bad("bad id")
 	}
 	b = b[k:]
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)) {
-		return nil, nil, bad("bad payload count")
+		return nil, bad("bad payload count")
 	}
 	b = b[k:]
 	payloads := make([][]byte, 0, n)
@@ -130,12 +132,12 @@ func (encoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Request, e
 	for range n {
 		s, k := binary.Uvarint(b)
 		if k <= 0 || s > 1<<40 {
-			return nil, nil, bad("bad sample count")
+			return nil, bad("bad sample count")
 		}
 		b = b[k:]
 		l, k := binary.Uvarint(b)
 		if k <= 0 || l > uint64(len(b)-k) {
-			return nil, nil, bad("cut payload")
+			return nil, bad("cut payload")
 		}
 		b = b[k:]
 		payloads = append(payloads, b[:l:l])
@@ -143,57 +145,16 @@ func (encoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Request, e
 		b = b[l:]
 	}
 	if len(b) != 0 {
-		return nil, nil, bad("bytes after the last payload")
+		return nil, bad("bytes after the last payload")
 	}
 	r := newRequest(payloads, samples)
-	r.restored, r.id, r.proto = true, id, proto
-	return context.Background(), r, nil
+	r.id, r.proto = id, proto
+	return r, nil
 }
 
-// movedBatches sends first the batches the persistent queue puts back at
-// its tail on start, where a TSDB would refuse them as out of order (README.md, Delivery).
-type movedBatches struct {
-	mu      sync.Mutex
-	pending []*request      // to send first, oldest first
-	done    map[uint64]bool // sent ahead; skipped when the queue hands them out
-}
-
-func (m *movedBatches) add(r *request) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.pending = append(m.pending, r)
-	slices.SortFunc(m.pending, func(a, b *request) int { return cmp.Compare(a.id, b.id) })
-}
-
-func (m *movedBatches) next() *request {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.pending) == 0 {
-		return nil
+// countUntranslated counts the points the translator left out, if any.
+func countUntranslated(count func(error, int), err error) {
+	if ue, ok := err.(*translator.UntranslatedError); ok { //nolint:errorlint // the translator returns it unwrapped
+		count(err, ue.Points())
 	}
-	return m.pending[0]
-}
-
-func (m *movedBatches) sent(r *request) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.pending = slices.DeleteFunc(m.pending, func(p *request) bool { return p.id == r.id })
-	if m.done == nil {
-		m.done = map[uint64]bool{}
-	}
-	m.done[r.id] = true
-}
-
-// wasSent reports (once) whether r was already sent ahead.
-func (m *movedBatches) wasSent(r *request) bool {
-	if !r.restored {
-		return false
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if !m.done[r.id] {
-		return false
-	}
-	delete(m.done, r.id)
-	return true
 }

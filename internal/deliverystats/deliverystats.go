@@ -31,7 +31,19 @@ const (
 	ReasonTooLarge = "too_large"
 	// ReasonUntranslatable: points the exporter's protocol cannot carry.
 	ReasonUntranslatable = "untranslatable"
+	// ReasonRetryDisabled: a failed batch, with retry_on_failure off.
+	ReasonRetryDisabled = "retry_disabled"
+	// ReasonUnreadable: a stored batch that does not decode (points unknown: counted 0).
+	ReasonUnreadable = "unreadable"
 )
+
+// DroppedReasons are the reasons of PointsDropped, all known from the
+// start: the selftelemetry receiver publishes each at 0 from the start, so
+// that increase() sees an exporter's first drop.
+var DroppedReasons = []string{
+	ReasonOldest, ReasonQueueFull, ReasonDiskFull, ReasonShutdown,
+	ReasonMaxElapsedTime, ReasonUntranslatable, ReasonRetryDisabled, ReasonUnreadable,
+}
 
 // Snapshot is one exporter's delivery since this process started. Points
 // are OTLP data points; remote write counts its samples (one per point of

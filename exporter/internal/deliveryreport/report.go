@@ -134,16 +134,17 @@ func (r *Report) Rejected(cause string, err error, n int, b Backlog) {
 		zap.Int64("rejected_items_total", r.rejectedItems), b.field())
 }
 
-// Dropped: a queued batch was given up, for why.
-func (r *Report) Dropped(why string, n, size int, b Backlog) {
+// Dropped: a queued batch was given up; what says which and why
+// ("the oldest batch: queue full").
+func (r *Report) Dropped(what string, n, size int, b Backlog) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.droppedBatches++
 	r.droppedItems += int64(n)
-	if !r.due("dropped:"+why, r.now()) {
+	if !r.due("dropped:"+what, r.now()) {
 		return
 	}
-	r.logger.Warn(r.what+" dropped the oldest batch: "+why,
+	r.logger.Warn(r.what+" dropped "+what,
 		zap.String("endpoint", r.endpoint), zap.Int("items", n), zap.Int("bytes", size),
 		zap.Int64("dropped_batches_total", r.droppedBatches), zap.Int64("dropped_items_total", r.droppedItems), b.field())
 }
@@ -185,11 +186,4 @@ func (r *Report) NotStored(n int, err error) {
 			zap.String("endpoint", r.endpoint), zap.Error(err), zap.Int("items", n),
 			zap.Int64("not_stored_items_total", r.notStoredItems))
 	}
-}
-
-// NotStoredTotal counts the items accepted but not stored since start.
-func (r *Report) NotStoredTotal() int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.notStoredItems
 }

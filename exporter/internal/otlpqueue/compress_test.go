@@ -23,15 +23,15 @@ func TestEncodingRoundTrip(t *testing.T) {
 	req, err := Encode(md, "")
 	require.NoError(t, err)
 	require.Equal(t, 40, req.ItemsCount())
-	stored, err := Encoding{}.Marshal(context.Background(), req)
+	stored, err := Encoding{}.Marshal(req)
 	require.NoError(t, err)
-	_, back, err := Encoding{}.Unmarshal(stored)
+	back, err := Encoding{}.Unmarshal(stored)
 	require.NoError(t, err)
 	require.Equal(t, req, back)
 	decoded := pmetricotlp.NewExportRequest()
-	require.NoError(t, decoded.UnmarshalProto(back.(*Request).Body))
+	require.NoError(t, decoded.UnmarshalProto(back.Body))
 	require.Equal(t, jsonOf(t, md), jsonOf(t, decoded.Metrics()))
-	require.Equal(t, len(back.(*Request).Body), back.BytesSize())
+	require.Equal(t, len(back.Body), back.BytesSize())
 }
 
 func TestEncodingRejectsDamagedEntries(t *testing.T) {
@@ -44,7 +44,7 @@ func TestEncodingRejectsDamagedEntries(t *testing.T) {
 		"count too big": {encodingVersion, 0, 0xff, 0xff, 0x03},
 		"v1 no count":   {1},
 	} {
-		_, _, err := Encoding{}.Unmarshal(b)
+		_, err := Encoding{}.Unmarshal(b)
 		require.Error(t, err, name)
 	}
 }
@@ -58,13 +58,13 @@ func TestStoredCompressed(t *testing.T) {
 	for _, c := range []string{Zstd, Gzip, "snappy"} {
 		req, err := Encode(md, c)
 		require.NoError(t, err)
-		stored, err := Encoding{}.Marshal(context.Background(), req)
+		stored, err := Encoding{}.Marshal(req)
 		require.NoError(t, err)
 		require.Less(t, len(stored), len(raw)/5, "%s: stored %d bytes of a %d-byte request", c, len(stored), len(raw))
-		_, back, err := Encoding{}.Unmarshal(stored)
+		back, err := Encoding{}.Unmarshal(stored)
 		require.NoError(t, err)
 		require.Equal(t, req, back)
-		body, err := Decompress(back.(*Request).Compression, back.(*Request).Body)
+		body, err := Decompress(back.Compression, back.Body)
 		require.NoError(t, err)
 		require.Equal(t, raw, body, c)
 	}

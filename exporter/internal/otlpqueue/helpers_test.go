@@ -57,7 +57,7 @@ func testSettings(t *testing.T, compression string) (Settings, *recorder) {
 	q := exporterhelper.NewDefaultQueueConfig()
 	q.NumConsumers = 1
 	q.Batch = configoptional.None[exporterhelper.BatchConfig]()
-	return Settings{Name: "otlp_test", Compression: compression, Queue: configoptional.Some(q), Push: rec.push}, rec
+	return Settings{Compression: compression, Queue: configoptional.Some(q), Push: rec.push}, rec
 }
 
 // start returns the exporter of s, started.

@@ -4,83 +4,87 @@
 package otlpqueue // import "github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlpqueue"
 
 import (
-	"context"
 	"fmt"
 
-	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 
-	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/deliveryreport"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
 )
 
 // mergeMaxBytes is under half of the 4 MiB a gRPC server takes by default.
 const mergeMaxBytes = 2_000_000
 
-// Encoded ExportMetricsServiceRequests back to back are one (a repeated field).
+// Encoded ExportMetricsServiceRequests back to back are one (a repeated
+// field): the batches of a merge window are written into one compressed
+// request as they come.
 
-// merger writes the batches that come within merge_window into one
-// compressed request.
-type merger struct {
+// item is a merged request being written; s is nil until its first batch.
+type item struct{ s *stream }
+
+// builder is pushqueue's ItemBuilder for OTLP.
+type builder struct {
 	name, compression string
-	report            *deliveryreport.Report
-	sender            *pushqueue.Sender[*Request]
-	enqueue           func(context.Context, *Request) error
-	window            *pushqueue.Window[*stream]
-	// last and lastRaw size the next request; guarded by window's lock.
+	bound             func() (items, bytes int64)
+	// last and lastRaw size the next request; guarded by the window's lock.
 	last, lastRaw int
 }
 
-// open starts a merged request sized by its first batch and the last request.
-func (q *merger) open(body int) (*stream, error) {
-	s, err := openStream(q.compression, zstdWindow(max(body, q.last)), max(q.lastRaw, body))
-	if err != nil {
-		return nil, consumererror.NewPermanent(fmt.Errorf("%s: compressing the batch (%s): %w", q.name, q.compression, err))
-	}
-	return s, nil
-}
+func (b *builder) Begin() (*item, error) { return &item{}, nil }
 
-// merge adds md to the pending request, or starts the next past mergeMaxBytes.
-func (q *merger) merge(ctx context.Context, md pmetric.Metrics) error {
+// Write adds md to it, queuing what it holds first past mergeMaxBytes.
+func (b *builder) Write(it *item, md pmetric.Metrics, spill func(*Request)) (bool, error) {
+	points := md.DataPointCount()
 	body, err := pmetricotlp.NewExportRequestFromMetrics(md).MarshalProto()
 	if err != nil {
-		return consumererror.NewPermanent(fmt.Errorf("%s: encoding the batch: %w", q.name, err))
+		return false, &pushqueue.LostError{Points: points, Err: fmt.Errorf("%s: encoding the batch: %w", b.name, err)}
 	}
-	points := md.DataPointCount()
-	fits := func(s *stream) bool { return s.raw+len(body) <= mergeMaxBytes }
-	open := func() (*stream, error) { return q.open(len(body)) }
-	return q.window.Add(ctx, open, fits, func(s *stream) (bool, error) {
-		if err := s.write(body); err != nil {
-			// The request cannot be finished: its batches are lost.
-			q.report.NotQueued(err, s.points+points, q.sender.Backlog())
-			s.abandon()
-			return false, consumererror.NewPermanent(fmt.Errorf("%s: compressing the batch (%s): %w", q.name, q.compression, err))
+	if it.s != nil && it.s.raw+len(body) > mergeMaxBytes {
+		r, ok, err := b.End(it)
+		if err != nil {
+			return false, err
 		}
-		s.points += points
-		return q.full(s), nil
-	})
+		if ok {
+			spill(r)
+		}
+	}
+	if it.s == nil {
+		s, err := openStream(b.compression, zstdWindow(max(len(body), b.last)), max(b.lastRaw, len(body)))
+		if err != nil {
+			return false, &pushqueue.LostError{Points: points, Err: fmt.Errorf("%s: compressing the batch (%s): %w", b.name, b.compression, err)}
+		}
+		it.s = s
+	}
+	if err := it.s.write(body); err != nil {
+		lost := it.s.points + points
+		it.s.abandon()
+		it.s = nil
+		return false, &pushqueue.LostError{Points: lost, Err: fmt.Errorf("%s: compressing the batch (%s): %w", b.name, b.compression, err)}
+	}
+	it.s.points += points
+	return b.full(it.s), nil
 }
 
-// full stops at mergeMaxBytes or half of queue_size, so the request fits in the queue.
-func (q *merger) full(s *stream) bool {
+// full stops at mergeMaxBytes or the queue's item bound.
+func (b *builder) full(s *stream) bool {
 	if s.raw >= mergeMaxBytes {
 		return true
 	}
-	items, bytes := q.sender.HalfQueue()
+	items, bytes := b.bound()
 	return (bytes > 0 && int64(s.raw) >= bytes) || (items > 0 && int64(s.points) >= items)
 }
 
-// flushMerged queues the request; a refusal loses batches already accepted.
-func (q *merger) flush(ctx context.Context, s *stream) error {
-	q.last, q.lastRaw = s.largest, s.raw
-	points := s.points
+// End closes the request it holds.
+func (b *builder) End(it *item) (*Request, bool, error) {
+	s := it.s
+	if s == nil {
+		return nil, false, nil
+	}
+	it.s = nil
+	b.last, b.lastRaw = s.largest, s.raw
 	body, err := s.close()
-	if err == nil {
-		err = q.enqueue(ctx, &Request{Body: body, Compression: q.compression, Points: points, id: pushqueue.NewID()})
-	}
 	if err != nil {
-		q.report.NotQueued(err, points, q.sender.Backlog())
+		return nil, false, &pushqueue.LostError{Points: s.points, Err: fmt.Errorf("%s: compressing the batch (%s): %w", b.name, b.compression, err)}
 	}
-	return err
+	return &Request{Body: body, Compression: b.compression, Points: s.points, id: pushqueue.NewID()}, true, nil
 }

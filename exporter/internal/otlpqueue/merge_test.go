@@ -4,6 +4,8 @@
 package otlpqueue
 
 import (
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+
 	"context"
 	"testing"
 	"time"
@@ -105,7 +107,7 @@ func TestMergeCompressedAsItComes(t *testing.T) {
 	cfg, srv := testSettings(t, Zstd)
 	cfg.MergeWindow = time.Hour
 	e := start(t, cfg)
-	q := e.(*queued)
+	q := e.(*pushqueue.Exporter[*Request])
 	var all []pmetric.Metrics
 	raw := 0
 	for i := range 12 {
@@ -113,7 +115,8 @@ func TestMergeCompressedAsItComes(t *testing.T) {
 		all = append(all, batch(i, 500))
 		raw += len(mustEncode(t, batch(i, 500)))
 	}
-	require.True(t, q.merger.window.Pending(func(s *stream) {
+	require.True(t, pushqueue.PendingItem[*Request](q.Merger(), func(it *item) {
+		s := it.s
 		assert.Equal(t, raw, s.raw)
 		assert.Less(t, s.out.Cap(), raw/4, "%d bytes held for a %d-byte request", s.out.Cap(), raw)
 	}))
@@ -130,12 +133,12 @@ func TestMergeZstdWindowFollowsBatches(t *testing.T) {
 	cfg.MergeWindow = time.Hour
 	e := start(t, cfg)
 	defer func() { require.NoError(t, e.Shutdown(context.Background())) }()
-	q := e.(*queued)
+	q := e.(*pushqueue.Exporter[*Request])
 	window := func() (w int) {
-		q.merger.window.Pending(func(s *stream) { w = s.window })
+		pushqueue.PendingItem[*Request](q.Merger(), func(it *item) { w = it.s.window })
 		return w
 	}
-	flush := func() { require.NoError(t, q.merger.window.Flush(context.Background())) }
+	flush := func() { require.NoError(t, q.Merger().Flush(context.Background())) }
 	small, large := batch(0, 20), batch(1, 3000)
 	require.Less(t, len(mustEncode(t, small)), 32<<10)
 	big := len(mustEncode(t, large))

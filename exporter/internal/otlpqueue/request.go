@@ -51,12 +51,8 @@ type Encoding struct{}
 
 const encodingVersion = 3
 
-// Marshal returns what the queue stores for req.
-func (Encoding) Marshal(_ context.Context, req xexporterhelper.Request) ([]byte, error) {
-	r, ok := req.(*Request)
-	if !ok {
-		return nil, fmt.Errorf("cannot store a %T", req)
-	}
+// Marshal returns what the queue stores for r.
+func (Encoding) Marshal(r *Request) ([]byte, error) {
 	buf := make([]byte, 0, 1+3*binary.MaxVarintLen64+len(r.Compression)+len(r.Body))
 	buf = append(buf, encodingVersion)
 	buf = binary.AppendUvarint(buf, uint64(len(r.Compression)))
@@ -68,30 +64,30 @@ func (Encoding) Marshal(_ context.Context, req xexporterhelper.Request) ([]byte,
 
 // Unmarshal reads back what Marshal stored, in this version or an earlier.
 // The body is not decoded: a server that cannot parse it refuses it.
-func (Encoding) Unmarshal(b []byte) (context.Context, xexporterhelper.Request, error) {
+func (Encoding) Unmarshal(b []byte) (*Request, error) {
 	if len(b) == 0 || b[0] < 1 || b[0] > encodingVersion {
-		return nil, nil, fmt.Errorf("stored request of %d bytes: unknown version", len(b))
+		return nil, fmt.Errorf("stored request of %d bytes: unknown version", len(b))
 	}
 	r, rest := &Request{}, b[1:]
 	if b[0] >= 2 {
 		n, k := binary.Uvarint(rest)
 		if k <= 0 || n > uint64(len(rest)-k) {
-			return nil, nil, fmt.Errorf("stored request of %d bytes: bad compression name", len(b))
+			return nil, fmt.Errorf("stored request of %d bytes: bad compression name", len(b))
 		}
 		r.Compression = string(rest[k : k+int(n)])
 		rest = rest[k+int(n):]
 	}
 	n, k := binary.Uvarint(rest)
 	if k <= 0 || n > uint64(len(b)) {
-		return nil, nil, fmt.Errorf("stored request of %d bytes: bad point count", len(b))
+		return nil, fmt.Errorf("stored request of %d bytes: bad point count", len(b))
 	}
 	r.Points, rest = int(n), rest[k:]
 	if b[0] >= 3 {
 		if r.id, k = binary.Uvarint(rest); k <= 0 {
-			return nil, nil, fmt.Errorf("stored request of %d bytes: bad id", len(b))
+			return nil, fmt.Errorf("stored request of %d bytes: bad id", len(b))
 		}
 		rest = rest[k:]
 	}
 	r.Body = rest
-	return context.Background(), r, nil
+	return r, nil
 }

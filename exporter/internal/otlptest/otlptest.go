@@ -1,7 +1,8 @@
 // Copyright The otelcol-ernic Authors
 // SPDX-License-Identifier: Apache-2.0
 
-// Package otlptest holds test helpers the OTLP exporters and otlpqueue share.
+// Package otlptest holds test helpers the OTLP exporters, otlpqueue and
+// remote_write's translator share.
 package otlptest // import "github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlptest"
 
 import (
@@ -51,13 +52,19 @@ func WaitFor(t *testing.T, what string, cond func() bool) {
 	require.Eventually(t, cond, 10*time.Second, 5*time.Millisecond, "waiting for %s", what)
 }
 
+// Settings are an exporter's of type typ, its logs observed at info level.
+func Settings(typ component.Type) (exporter.Settings, *observer.ObservedLogs) {
+	core, logs := observer.New(zap.InfoLevel)
+	set := exportertest.NewNopSettings(typ)
+	set.Logger = zap.New(core)
+	return set, logs
+}
+
 // Start creates an exporter of factory f with cfg, its logs observed at
 // info level, and starts it on host.
 func Start(t *testing.T, f exporter.Factory, cfg component.Config, host component.Host) (exporter.Metrics, *observer.ObservedLogs) {
 	t.Helper()
-	core, logs := observer.New(zap.InfoLevel)
-	set := exportertest.NewNopSettings(f.Type())
-	set.Logger = zap.New(core)
+	set, logs := Settings(f.Type())
 	e, err := f.CreateMetrics(context.Background(), set, cfg)
 	require.NoError(t, err)
 	require.NoError(t, e.Start(context.Background(), host))

@@ -21,6 +21,9 @@ func ValidateQueue(mergeWindow time.Duration, q configoptional.Optional[exporter
 	if mergeWindow > 0 && !q.HasValue() {
 		errs = append(errs, errors.New("merge_window: needs the sending queue (sending_queue::enabled: true); without it a merged request is sent on the pipeline's behalf and its failure is not returned"))
 	}
+	if q.HasValue() && !q.Get().BlockOnOverflow {
+		errs = append(errs, errors.New("sending_queue::block_on_overflow: false is not supported by this exporter; a full queue drops its oldest batch while sending fails and waits while it works, never refusing the newest (remove the setting)"))
+	}
 	if q.HasValue() && q.Get().Batch.HasValue() {
 		errs = append(errs, fmt.Errorf("sending_queue::batch: not supported by this exporter; %s (merge_window joins batches)", prepared))
 	}

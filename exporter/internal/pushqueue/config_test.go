@@ -17,8 +17,11 @@ import (
 func TestValidateQueue(t *testing.T) {
 	queue := exporterhelper.NewDefaultQueueConfig()
 	queue.Batch = configoptional.None[exporterhelper.BatchConfig]()
-	batched := exporterhelper.NewDefaultQueueConfig()
+	queue.BlockOnOverflow = true
+	batched := queue
 	batched.Batch = configoptional.Some(exporterhelper.BatchConfig{})
+	refusing := queue
+	refusing.BlockOnOverflow = false
 	for name, c := range map[string]struct {
 		window time.Duration
 		queue  configoptional.Optional[exporterhelper.QueueBatchConfig]
@@ -30,6 +33,7 @@ func TestValidateQueue(t *testing.T) {
 		"negative window":        {window: -time.Second, queue: configoptional.Some(queue), want: []string{"merge_window -1s: must not be negative"}},
 		"window without a queue": {window: time.Second, queue: configoptional.None[exporterhelper.QueueBatchConfig](), want: []string{"merge_window: needs the sending queue"}},
 		"queue's batcher":        {queue: configoptional.Some(batched), want: []string{"sending_queue::batch: not supported by this exporter; made so (merge_window joins batches)"}},
+		"refusing the newest":    {queue: configoptional.Some(refusing), want: []string{"sending_queue::block_on_overflow: false is not supported"}},
 	} {
 		errs := ValidateQueue(c.window, c.queue, "made so")
 		require.Len(t, errs, len(c.want), name)

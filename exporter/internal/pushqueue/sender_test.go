@@ -5,6 +5,7 @@ package pushqueue
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -22,10 +23,10 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper/xexporterhelper"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
-
-	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/deliveryreport"
 )
 
 // batch is a request of one item, numbered in the order it was made.
@@ -71,12 +72,69 @@ func (e *endpoint) delivered() []int {
 
 var fastRetry = configretry.BackOffConfig{Enabled: true, InitialInterval: 20 * time.Millisecond, Multiplier: 1, MaxInterval: 20 * time.Millisecond}
 
-func newTestSender(t *testing.T, retry configretry.BackOffConfig, capacity int64, send func(context.Context, *batch) error) (*Sender[*batch], *observer.ObservedLogs) {
+// batchEncoding stores a batch as its sequence number and ID.
+type batchEncoding struct{}
+
+func (batchEncoding) Marshal(b *batch) ([]byte, error) {
+	return binary.AppendUvarint(binary.AppendUvarint(nil, uint64(b.seq)), b.id), nil
+}
+
+func (batchEncoding) Unmarshal(buf []byte) (*batch, error) {
+	seq, n := binary.Uvarint(buf)
+	id, m := binary.Uvarint(buf[max(n, 0):])
+	if n <= 0 || m <= 0 {
+		return nil, errors.New("bad batch")
+	}
+	return &batch{seq: int(seq), id: id}, nil
+}
+
+// newTestExporter returns a started exporter of batches with a queue of
+// capacity requests (none if 0), sending with send.
+func newTestExporter(t *testing.T, retry configretry.BackOffConfig, capacity int64, send func(context.Context, *batch) error) (*Exporter[*batch], *observer.ObservedLogs) {
+	e, logs, _ := newObservedExporter(t, retry, capacity, send)
+	return e, logs
+}
+
+// newObservedExporter is newTestExporter with exporterhelper's own telemetry read by the reader it returns.
+func newObservedExporter(t *testing.T, retry configretry.BackOffConfig, capacity int64, send func(context.Context, *batch) error) (*Exporter[*batch], *observer.ObservedLogs, *sdkmetric.ManualReader) {
 	core, logs := observer.New(zap.InfoLevel)
-	return NewSender(SenderSettings[*batch]{
-		Name: "test", Report: deliveryreport.New(zap.New(core), "test", "http://x"),
-		Retry: retry, Sizer: exporterhelper.RequestSizerTypeRequests, Capacity: capacity, Send: send,
-	}), logs
+	set := exportertest.NewNopSettings(component.MustNewType("test"))
+	set.Logger = zap.New(core)
+	reader := sdkmetric.NewManualReader()
+	set.MeterProvider = sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	queue := configoptional.None[exporterhelper.QueueBatchConfig]()
+	if capacity > 0 {
+		q := exporterhelper.NewDefaultQueueConfig()
+		q.Sizer, q.QueueSize, q.NumConsumers, q.BlockOnOverflow = exporterhelper.RequestSizerTypeRequests, capacity, 1, true
+		q.Batch = configoptional.None[exporterhelper.BatchConfig]()
+		queue = configoptional.Some(q)
+	}
+	e, err := New(context.Background(), Settings[*batch]{
+		Exporter: set, Endpoint: "http://x", Queue: queue, Retry: retry, Encoding: batchEncoding{},
+		Encode: func(pmetric.Metrics) (*batch, bool, error) { return nil, false, errors.New("not used") },
+		Send:   func(ctx context.Context, b *batch, _ *Tally) error { return send(ctx, b) },
+	})
+	require.NoError(t, err)
+	require.NoError(t, e.Start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, e.Shutdown(context.Background())) })
+	return e, logs, reader
+}
+
+// helperCount sums exporterhelper's counter name.
+func helperCount(t *testing.T, reader *sdkmetric.ManualReader, name string) int64 {
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(context.Background(), &rm))
+	var n int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if sum, ok := m.Data.(metricdata.Sum[int64]); ok && m.Name == name {
+				for _, dp := range sum.DataPoints {
+					n += dp.Value
+				}
+			}
+		}
+	}
+	return n
 }
 
 // During an outage a full queue makes room by dropping its oldest batch:
@@ -84,36 +142,24 @@ func newTestSender(t *testing.T, retry configretry.BackOffConfig, capacity int64
 func TestSenderDropsTheOldestDuringAnOutage(t *testing.T) {
 	ep := &endpoint{}
 	ep.down.Store(true)
-	s, logs := newTestSender(t, fastRetry, 3, ep.send)
-	q := exporterhelper.NewDefaultQueueConfig()
-	q.Sizer, q.QueueSize, q.NumConsumers, q.BlockOnOverflow = exporterhelper.RequestSizerTypeRequests, 3, 1, true
-	q.Batch = configoptional.None[exporterhelper.BatchConfig]()
-	convert := func(ctx context.Context, _ pmetric.Metrics) (xexporterhelper.Request, error) {
-		r, ok := Prepared[*batch](ctx)
-		require.True(t, ok)
-		return r, nil
-	}
-	push := func(ctx context.Context, r xexporterhelper.Request) error { return s.Deliver(ctx, r.(*batch)) }
-	inner, err := xexporterhelper.NewMetricsRequest(context.Background(), exportertest.NewNopSettings(component.MustNewType("test")), convert, push,
-		exporterhelper.WithTimeout(exporterhelper.TimeoutConfig{}), exporterhelper.WithRetry(ShutdownRetry),
-		xexporterhelper.WithQueueBatch(configoptional.Some(q), xexporterhelper.QueueBatchSettings{}))
-	require.NoError(t, err)
-	require.NoError(t, inner.Start(context.Background(), componenttest.NewNopHost()))
-	defer func() {
-		s.Stop()
-		require.NoError(t, inner.Shutdown(context.Background()))
-	}()
+	e, logs, reader := newObservedExporter(t, fastRetry, 3, ep.send)
 
-	require.NoError(t, s.Enqueue(context.Background(), inner, newBatch(1)))
+	require.NoError(t, e.Enqueue(context.Background(), newBatch(1)))
 	require.Eventually(t, func() bool { return ep.attempts.Load() > 0 }, 5*time.Second, time.Millisecond)
 	for seq := 2; seq <= 8; seq++ {
-		require.NoError(t, s.Enqueue(context.Background(), inner, newBatch(seq)))
-		assert.LessOrEqual(t, s.Queued(), int64(3), "after batch %d", seq)
+		require.NoError(t, e.Enqueue(context.Background(), newBatch(seq)))
+		assert.LessOrEqual(t, e.queue.size(), int64(3), "after batch %d", seq)
 	}
 	ep.down.Store(false)
-	require.Eventually(t, func() bool { return len(ep.delivered()) == 3 && s.Queued() == 0 }, 5*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return len(ep.delivered()) == 3 && e.queue.size() == 0 }, 5*time.Second, 5*time.Millisecond)
 	assert.Equal(t, []int{6, 7, 8}, ep.delivered())
 	assert.NotEmpty(t, logs.FilterMessage("test dropped the oldest batch: queue full").All())
+	snap := e.stats.snapshot()
+	assert.Equal(t, int64(5), snap.PointsDropped["oldest"])
+	assert.Equal(t, int64(3), snap.PointsSent)
+	// exporterhelper's own telemetry agrees: a drop is never sent.
+	assert.Equal(t, int64(3), helperCount(t, reader, "otelcol_exporter_sent_metric_points"))
+	assert.Equal(t, int64(5), helperCount(t, reader, "otelcol_exporter_send_failed_metric_points"))
 }
 
 // A wait the endpoint asks for (Retry-After) is kept when it is longer
@@ -127,8 +173,8 @@ func TestSenderKeepsTheEndpointsRetryAfter(t *testing.T) {
 		}
 		return nil
 	}
-	s, _ := newTestSender(t, fastRetry, 0, send)
-	require.NoError(t, s.Deliver(context.Background(), newBatch(1)))
+	e, _ := newTestExporter(t, fastRetry, 0, send)
+	require.NoError(t, e.sender.Deliver(context.Background(), newBatch(1)))
 	require.Len(t, times, 2)
 	assert.GreaterOrEqual(t, times[1].Sub(times[0]), 300*time.Millisecond)
 }
@@ -141,8 +187,8 @@ func TestSenderDoesNotRetryARejection(t *testing.T) {
 		attempts++
 		return consumererror.NewPermanent(errors.New("400"))
 	}
-	s, _ := newTestSender(t, fastRetry, 0, send)
-	err := s.Deliver(context.Background(), newBatch(1))
+	e, _ := newTestExporter(t, fastRetry, 0, send)
+	err := e.sender.Deliver(context.Background(), newBatch(1))
 	assert.True(t, consumererror.IsPermanent(err))
 	assert.Equal(t, 1, attempts)
 }
@@ -152,30 +198,31 @@ func TestSenderGivesUpAfterMaxElapsedTime(t *testing.T) {
 	retry := fastRetry
 	retry.MaxElapsedTime = 200 * time.Millisecond
 	send := func(context.Context, *batch) error { return errors.New("connection refused") }
-	s, logs := newTestSender(t, retry, 0, send)
+	e, logs := newTestExporter(t, retry, 0, send)
 	start := time.Now()
-	require.NoError(t, s.Deliver(context.Background(), newBatch(1)))
+	err := e.sender.Deliver(context.Background(), newBatch(1))
+	assert.True(t, consumererror.IsPermanent(err), "a drop is never a success: %v", err)
 	assert.Less(t, time.Since(start), 2*time.Second)
 	assert.GreaterOrEqual(t, time.Since(start), 150*time.Millisecond)
-	assert.NotEmpty(t, logs.FilterMessage("test dropped the oldest batch: retried for max_elapsed_time").All())
+	assert.NotEmpty(t, logs.FilterMessage("test dropped a batch: retried for retry_on_failure::max_elapsed_time").All())
 }
 
 // Without retries a failure is final, and permanent for exporterhelper.
 func TestSenderWithoutRetries(t *testing.T) {
 	send := func(context.Context, *batch) error { return errors.New("connection refused") }
-	s, _ := newTestSender(t, configretry.BackOffConfig{Enabled: false}, 0, send)
-	assert.True(t, consumererror.IsPermanent(s.Deliver(context.Background(), newBatch(1))))
+	e, _ := newTestExporter(t, configretry.BackOffConfig{Enabled: false}, 0, send)
+	assert.True(t, consumererror.IsPermanent(e.sender.Deliver(context.Background(), newBatch(1))))
 }
 
 // Stopping ends a retry with a retryable error, so that exporterhelper
 // leaves the batch in a persistent queue.
 func TestSenderStopEndsRetries(t *testing.T) {
 	send := func(context.Context, *batch) error { return errors.New("connection refused") }
-	s, _ := newTestSender(t, fastRetry, 0, send)
+	e, _ := newTestExporter(t, fastRetry, 0, send)
 	done := make(chan error, 1)
-	go func() { done <- s.Deliver(context.Background(), newBatch(1)) }()
+	go func() { done <- e.sender.Deliver(context.Background(), newBatch(1)) }()
 	time.Sleep(100 * time.Millisecond)
-	s.Stop()
+	e.sender.Stop()
 	select {
 	case err := <-done:
 		require.Error(t, err)
@@ -195,9 +242,11 @@ func TestNewIDGrows(t *testing.T) {
 	}
 }
 
-func TestRetryAfterOfWrappedErrors(t *testing.T) {
-	err := NewRetryAfter(errors.New("429"), 3*time.Second)
-	assert.Equal(t, 3*time.Second, RetryAfter(consumererror.NewPermanent(err)))
-	assert.Zero(t, RetryAfter(errors.New("plain")))
-	assert.Equal(t, "429", err.Error())
+func TestReasonLabels(t *testing.T) {
+	for cause, want := range map[string]string{
+		"http 503": "http_503", "grpc ResourceExhausted": "grpc_resource_exhausted", "grpc Unavailable": "grpc_unavailable",
+		"timeout": "timeout", "connection": "connection", "2.0 not understood": "2_0_not_understood",
+	} {
+		assert.Equal(t, want, reason(cause), cause)
+	}
 }
