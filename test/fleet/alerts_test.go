@@ -16,8 +16,9 @@ import (
 	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
-// alertKey names an alert instance of the fleet: the rule and the host.
-type alertKey struct{ name, instance string }
+// alertKey names an alert instance of the fleet: the rule, the host, and
+// for the delivery rules the exporter.
+type alertKey struct{ name, instance, exporter string }
 
 // silenceAlerts are the shipped rules that see a host, or the whole fleet,
 // send nothing: what an outage of the backend looks like to a ruler that
@@ -27,7 +28,7 @@ var silenceAlerts = []string{"ErnicNoData", "ErnicHostNoData"}
 // watchRuler watches the ruler's alerts every second.
 func watchRuler(ctx context.Context, b *backend) *harness.AlertWatch[alertKey] {
 	return harness.WatchAlerts(ctx, b.ruler, time.Second, func(l map[string]string) alertKey {
-		return alertKey{l["alertname"], l["instance"]}
+		return alertKey{l["alertname"], l["instance"], l["exporter"]}
 	})
 }
 
@@ -35,11 +36,8 @@ func watchRuler(ctx context.Context, b *backend) *harness.AlertWatch[alertKey] {
 // around the outage: none before it; while every receiver is down the
 // ruler cannot evaluate (its evaluations fail) and so changes nothing;
 // once the backend is back, an alert fires only for a host whose backlog
-// is not yet delivered, and resolves by the time it is. An alert that
-// only went pending (a host briefly without a sample in the lookback: the
-// querier answering from the receivers it has reconnected to, or new data
-// held back by the ingest limit) is counted, not failed: it notifies no
-// one. It logs the timings.
+// is not yet delivered, and resolves by the time it is. It logs the
+// timings.
 func checkSilenceAlerts(ctx context.Context, t *testing.T, w *harness.AlertWatch[alertKey], b *backend, f *fleet, o *outage, c *catchUp, steadyFrom time.Time) {
 	t.Helper()
 	first, last, err := b.ruleFailures(ctx, steadyFrom, c.last)
@@ -54,10 +52,28 @@ func checkSilenceAlerts(ctx context.Context, t *testing.T, w *harness.AlertWatch
 	}
 	// A resolution is seen by the watch within a poll, after an
 	// evaluation every second.
-	const slack = 5 * time.Second
+	checkOutageAlerts(ctx, t, w, b, f, o, c, steadyFrom, silenceAlerts, 5*time.Second)
+}
+
+// checkOutageAlerts checks every cycle of the rules names: none active
+// before the outage or at the end; one that fired did so before the host's
+// backlog was delivered and resolved within slack of it. A cycle that
+// only went pending (a host briefly without a sample in a window: the
+// querier answering from the receivers it has reconnected to, or new data
+// held back by the ingest limit) is counted, not failed: it notifies no
+// one. It logs the timings and returns the hosts each rule fired for.
+func checkOutageAlerts(ctx context.Context, t *testing.T, w *harness.AlertWatch[alertKey], b *backend, f *fleet, o *outage, c *catchUp, steadyFrom time.Time, names []string, slack time.Duration) map[string][]string {
+	t.Helper()
+	firedFor := map[string][]string{}
 	var fired, pendingOnly []string
+	since := func(at time.Time) string {
+		if at.IsZero() {
+			return "-"
+		}
+		return fmt.Sprintf("%+v", at.Sub(o.back).Round(time.Second))
+	}
 	for _, k := range w.Keys() {
-		if !slices.Contains(silenceAlerts, k.name) {
+		if !slices.Contains(names, k.name) {
 			continue
 		}
 		end := c.last
@@ -65,12 +81,6 @@ func checkSilenceAlerts(ctx context.Context, t *testing.T, w *harness.AlertWatch
 			end = c.end[h.name]
 		}
 		for _, cy := range w.Cycles(k) {
-			since := func(at time.Time) string {
-				if at.IsZero() {
-					return "-"
-				}
-				return fmt.Sprintf("%+v", at.Sub(o.back).Round(time.Second))
-			}
 			row := fmt.Sprintf("%v pending %s, firing %s, resolved %s after the backend's return; its backlog delivered %s after",
 				k, since(cy.Pending), since(cy.Firing), since(cy.Resolved), since(end))
 			switch {
@@ -84,6 +94,7 @@ func checkSilenceAlerts(ctx context.Context, t *testing.T, w *harness.AlertWatch
 				pendingOnly = append(pendingOnly, row)
 			default:
 				fired = append(fired, row)
+				firedFor[k.name] = append(firedFor[k.name], k.instance)
 				if cy.Firing.After(end) || cy.Resolved.After(end.Add(slack)) {
 					t.Errorf("%s: fired for a host whose backlog was delivered; %s", row, storedBefore(ctx, b, k.instance, cy.Firing))
 				}
@@ -92,12 +103,18 @@ func checkSilenceAlerts(ctx context.Context, t *testing.T, w *harness.AlertWatch
 	}
 	slices.Sort(fired)
 	slices.Sort(pendingOnly)
-	t.Logf("silence alerts after the outage (rules %d times faster; lookback %v): %d fired, %d only pending\n  %s\n  %s",
-		ruleScale, 5*time.Minute/ruleScale, len(fired), len(pendingOnly),
+	t.Logf("%v after the outage (rules %d times faster; lookback %v): %d fired, %d only pending\n  %s\n  %s",
+		names, ruleScale, 5*time.Minute/ruleScale, len(fired), len(pendingOnly),
 		strings.Join(fired[:min(10, len(fired))], "\n  "), strings.Join(pendingOnly[:min(5, len(pendingOnly))], "\n  "))
+	return firedFor
 }
 
-func (k alertKey) String() string { return fmt.Sprintf("%s{instance=%q}", k.name, k.instance) }
+func (k alertKey) String() string {
+	if k.exporter != "" {
+		return fmt.Sprintf("%s{instance=%q, exporter=%q}", k.name, k.instance, k.exporter)
+	}
+	return fmt.Sprintf("%s{instance=%q}", k.name, k.instance)
+}
 
 // hostNamed is the host called name, nil for none ("" for ErnicNoData).
 func hostNamed(f *fleet, name string) *host {
@@ -125,7 +142,7 @@ func waitRulerQuiet(ctx context.Context, t *testing.T, b *backend) {
 		var active []string
 		for _, a := range data.Alerts {
 			if slices.Contains(silenceAlerts, a.Labels["alertname"]) {
-				active = append(active, alertKey{a.Labels["alertname"], a.Labels["instance"]}.String())
+				active = append(active, alertKey{a.Labels["alertname"], a.Labels["instance"], ""}.String())
 			}
 		}
 		return active

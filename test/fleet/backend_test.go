@@ -246,3 +246,18 @@ func (b *backend) ruleFailures(ctx context.Context, from, to time.Time) (first, 
 	}
 	return first, last, nil
 }
+
+// newestSamples is the time of each host's newest ernic_instances sample
+// in the backend, through the querier (within its lookback).
+func (b *backend) newestSamples(ctx context.Context) (map[string]time.Time, error) {
+	v, err := b.query.Vector(ctx, fmt.Sprintf(`max by (instance) (timestamp(ernic_instances{tenant_id=%q}))`, tenant), time.Now())
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]time.Time{}
+	for _, s := range v {
+		sec := float64(s.Value)
+		out[string(s.Metric["instance"])] = time.Unix(0, int64(sec*1e9))
+	}
+	return out, nil
+}

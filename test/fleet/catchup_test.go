@@ -19,9 +19,12 @@ import (
 
 // catchUp is how the fleet delivered its backlogs after the outage.
 type catchUp struct {
-	// end is when each host logged its backlog delivered; last the latest.
+	// end is when the backend first held each host's samples up to its
+	// return (caughtUp, polled every 250 ms); last the latest.
 	end  map[string]time.Time
 	last time.Time
+	// outageStart is when the backend went away (outage.start).
+	outageStart time.Time
 	// fleet is the longest catch-up of a host from the backend's return,
 	// median the median; the host that waited a day's Retry-After (capped)
 	// is not in either.
@@ -48,18 +51,25 @@ const gateWait = "thanos_receive_write_request_concurrent_gate_write_requests_du
 // requestRate is the receivers' remote-write request rate over a window.
 const requestRate = `sum(rate(http_requests_total{handler="receive"}[%s]))`
 
-// waitCatchUp waits until every host that reaches the backend has logged
-// its backlog delivered after the outage, then reads the receivers' peak
+// waitCatchUp waits until the backend holds every host's backlog of the
+// outage (each host that reaches it), then reads the receivers' peak
 // request rate and answers over the catch-up.
 func waitCatchUp(ctx context.Context, t *testing.T, b *backend, f *fleet, o *outage, steadyRate float64) *catchUp {
 	t.Helper()
-	c := &catchUp{end: map[string]time.Time{}, steadyRate: steadyRate}
+	c := &catchUp{end: map[string]time.Time{}, steadyRate: steadyRate, outageStart: o.start}
 	// The day's Retry-After host waits up to maxRetryAfter from its last 429.
 	harness.Eventually(t, maxRetryAfter+3*time.Minute, "every host delivers its backlog", func() []string {
+		newest, err := b.newestSamples(ctx)
+		if err != nil {
+			return []string{err.Error()}
+		}
 		var problems []string
 		for _, h := range f.regular() {
-			if end, ok := caughtUpAt(h, o.back); ok {
-				c.end[h.name] = end
+			if _, done := c.end[h.name]; done {
+				continue
+			}
+			if caughtUp(newest, h, o) {
+				c.end[h.name] = time.Now()
 			} else {
 				problems = append(problems, h.name+" still catching up")
 			}
@@ -135,6 +145,13 @@ func (c *catchUp) check(t *testing.T, f *fleet) {
 	}
 	for _, h := range f.regular() {
 		log := h.log()
+		// The recovery is logged once the endpoint answers and once the
+		// backlog is sent (docs/operations.md, Delivery).
+		for _, msg := range []string{logRecovered, logDelivered} {
+			if len(h.own(after(logLines(log, msg), c.outageStart))) == 0 {
+				t.Errorf("%s: no line %q since the outage began", h.name, msg)
+			}
+		}
 		for _, msg := range []string{logRejected, logDropped, logNotQueued} {
 			if lines := logLines(log, msg); len(lines) > 0 {
 				t.Errorf("%s: %d lines %q, e.g. %v", h.name, len(lines), msg, lines[0].fields)

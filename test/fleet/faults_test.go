@@ -41,9 +41,9 @@ type faultHost struct {
 // the backend sees exactly what the proxy makes of the host's requests:
 // every timestamp an hour ahead.
 var faultHosts = []faultHost{
-	{name: "retry-after-past", throttle: true, retryAfter: "Wed, 21 Oct 2015 07:28:00 GMT", note: "is in the past: ignored"},
-	{name: "retry-after-day", throttle: true, retryAfter: "86400", note: "asks for 24h0m0s: waits the bound, 5m0s"},
-	{name: "retry-after-garbage", throttle: true, retryAfter: "soon", note: "is neither seconds nor an HTTP date: ignored"},
+	{name: "retry-after-past", throttle: true, retryAfter: "Wed, 21 Oct 2015 07:28:00 GMT", note: "is past; the backoff applies"},
+	{name: "retry-after-day", throttle: true, retryAfter: "86400", note: "is beyond the cap; waits 5m0s"},
+	{name: "retry-after-garbage", throttle: true, retryAfter: "soon", note: "is neither seconds nor an HTTP date; the backoff applies"},
 	{name: skewedClock, shift: time.Hour},
 }
 
@@ -164,7 +164,7 @@ func checkSkewedHost(t *testing.T, h *host, reqs []harness.ProxiedRequest, o *ou
 	if codes[409] == 0 {
 		t.Errorf("%s: no request refused with 409 (too far in the future): %v", h.name, codes)
 	}
-	checkRateLimited(t, h, logRejected, "rejected: http 409", 1)
+	checkRateLimited(t, h, logRejected, "http 409", 1)
 	if n := len(logLines(h.log(), logFailed)); n > int(o.length()/time.Minute)+4 {
 		t.Errorf("%s: %d lines of failed sends, more than one a minute of the outage", h.name, n)
 	}

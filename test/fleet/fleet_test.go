@@ -40,9 +40,11 @@ const steadyFor = time.Minute
 //     upgrade does it;
 //   - every sample of every host (but the one an hour ahead) in the
 //     reference, a Prometheus every host also writes to, is in Thanos with
-//     its value: 0 lost; the ruler's silence alerts fire and resolve with
-//     the outage and the catch-up; the collectors' CPU and memory are
-//     reported.
+//     its value, its delivery telemetry included: 0 lost; each host's
+//     backlog rises over the outage and falls after it, and its version
+//     follows the upgrade, in the backend; the ruler's silence and
+//     delivery alerts fire and resolve with the outage and the catch-up,
+//     no loss alert fires; the collectors' CPU and memory are reported.
 func TestFleetOutageAndUpgrade(t *testing.T) {
 	harness.RequireRoot(t, "give each host a host name of its own (unshare --uts)")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -73,7 +75,7 @@ func TestFleetOutageAndUpgrade(t *testing.T) {
 	t.Logf("steady: the receivers append %.0f samples/s of the tenant (both replicas), %.1f requests/s; ingest limit set to %.0f samples/s",
 		steadyIngest, steadyRequests, ingestLimitFactor*steadyIngest)
 
-	o := runOutage(t, s, b, f)
+	o := runOutage(ctx, t, s, b, f)
 	u.recordAll(t, "backend back", f)
 	c := waitCatchUp(ctx, t, b, f, o, steadyRequests)
 	u.recordAll(t, "caught up", f)
@@ -97,6 +99,9 @@ func TestFleetOutageAndUpgrade(t *testing.T) {
 	}
 	checkFaultHosts(t, f, o)
 	checkSilenceAlerts(ctx, t, watch, b, f, o, c, from)
+	checkDeliveryAlerts(ctx, t, watch, b, f, o, c, from)
+	checkBacklogRecord(ctx, t, b, f, o, c, perHost)
+	checkVersionRecord(ctx, t, s, b, f, up, from, to)
 	u.report(t, len(f.hosts), [2]string{"steady", "outage start"}, [2]string{"outage start", "backend back"},
 		[2]string{"backend back", "caught up"}, [2]string{"caught up", "old collector at its stop"}, [2]string{"upgraded", "end"})
 	t.Logf("fleet: %d hosts; outage %v; catch-up %v (median %v); receivers' peak %.0f requests/s (steady %.1f); answers %v; %d samples, %d lost; upgrade %v; test %v",

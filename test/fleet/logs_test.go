@@ -57,12 +57,12 @@ func logLines(log, msg string) []logLine {
 
 // The remote_write exporter's lines (exporter/internal/deliveryreport).
 const (
-	logFailed    = "Remote write failed; the batch waits in the queue and is retried"
-	logRecovered = "Remote write delivers again"
-	logDelivered = "Remote write backlog delivered"
-	logRejected  = "Remote write request rejected by the endpoint"
-	logDropped   = "Remote write dropped the oldest batch"
-	logNotQueued = "Remote write: a new batch was not queued"
+	logFailed    = "remote_write failed; the batch waits in the queue and is retried"
+	logRecovered = "remote_write delivers again"
+	logDelivered = "remote_write backlog delivered"
+	logRejected  = "remote_write request rejected by the endpoint"
+	logDropped   = "remote_write dropped"
+	logNotQueued = "remote_write: a new batch was not queued"
 )
 
 // after returns the lines at or after t.

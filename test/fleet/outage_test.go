@@ -6,6 +6,7 @@
 package fleet
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"testing"
@@ -42,7 +43,7 @@ const (
 // go on scraping, throttles the fault hosts' proxies meanwhile, starts the
 // receivers again on their TSDBs, and kills one receiver (SIGKILL) while
 // the fleet catches up, starting it again after killedFor.
-func runOutage(t *testing.T, s settings, b *backend, f *fleet) *outage {
+func runOutage(ctx context.Context, t *testing.T, s settings, b *backend, f *fleet) *outage {
 	t.Helper()
 	o := &outage{start: time.Now()}
 	var wg sync.WaitGroup
@@ -81,13 +82,17 @@ func runOutage(t *testing.T, s settings, b *backend, f *fleet) *outage {
 		}
 	}
 	for deadline := time.Now().Add(killWithin); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if slices.ContainsFunc(writers, func(h *host) bool { return len(h.own(after(logLines(h.log(), logRecovered), o.back))) > 0 }) {
+		if slices.ContainsFunc(writers, func(h *host) bool { return len(h.own(after(logLines(h.log(), logRecovered), o.start))) > 0 }) {
 			break
 		}
 	}
 	o.writingToKilled = len(writers)
+	newest, err := b.newestSamples(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, h := range writers {
-		if caughtUp(h, o.back) {
+		if caughtUp(newest, h, o) {
 			o.caughtUpBeforeKill++
 		} else {
 			o.catchingUpAtKill++
@@ -109,25 +114,10 @@ func runOutage(t *testing.T, s settings, b *backend, f *fleet) *outage {
 	return o
 }
 
-// caughtUp reports whether h delivered its backlog since `since`: its last
-// recovery after it is followed by "backlog delivered".
-func caughtUp(h *host, since time.Time) bool {
-	_, ok := caughtUpAt(h, since)
-	return ok
-}
-
-// caughtUpAt is when h last logged "backlog delivered" after since, once
-// every recovery ("delivers again") after since was followed by one.
-func caughtUpAt(h *host, since time.Time) (time.Time, bool) {
-	log := h.log()
-	recovered := h.own(after(logLines(log, logRecovered), since))
-	delivered := h.own(after(logLines(log, logDelivered), since))
-	if len(recovered) == 0 || len(delivered) == 0 {
-		return time.Time{}, false
-	}
-	last := delivered[len(delivered)-1]
-	if last.at.Before(recovered[len(recovered)-1].at) {
-		return time.Time{}, false
-	}
-	return last.at, true
+// caughtUp reports whether the backend holds h's samples up to the
+// backend's return (newest: newestSamples): a host delivers in order, so
+// it has then delivered its whole backlog of the outage.
+func caughtUp(newest map[string]time.Time, h *host, o *outage) bool {
+	// The last scrape before the return is at most 5 s before it.
+	return !newest[h.name].Before(o.back.Add(-6 * time.Second))
 }

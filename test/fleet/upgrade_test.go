@@ -24,6 +24,8 @@ type upgrade struct {
 	start, end time.Time
 	// gaps: each host's time from SIGTERM to the new collector running.
 	longestGap time.Duration
+	// stopped is when each host's old collector was told to stop.
+	stopped map[string]time.Time
 }
 
 // rollingUpgrade upgrades every host as a package upgrade does, upgradeWave
@@ -33,7 +35,7 @@ type upgrade struct {
 // the old collector just before it stops.
 func rollingUpgrade(t *testing.T, s settings, f *fleet, u *usage) *upgrade {
 	t.Helper()
-	up := &upgrade{start: time.Now()}
+	up := &upgrade{start: time.Now(), stopped: map[string]time.Time{}}
 	var mu sync.Mutex
 	for i := 0; i < len(f.hosts); i += upgradeWave {
 		var wg sync.WaitGroup
@@ -48,6 +50,7 @@ func rollingUpgrade(t *testing.T, s settings, f *fleet, u *usage) *upgrade {
 				gap := time.Since(stopped)
 				mu.Lock()
 				up.longestGap = max(up.longestGap, gap)
+				up.stopped[h.name] = stopped
 				mu.Unlock()
 			})
 		}
