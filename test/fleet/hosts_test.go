@@ -126,7 +126,7 @@ type fleet struct {
 	faults map[string]*host
 }
 
-// startFleet starts s.hosts hosts, in groups of ten, the hosts of
+// startFleet starts s.hosts hosts, ten a second, the hosts of
 // faultHosts writing through a proxy each, the others each straight to a
 // receiver, spread over the three as a balancer would.
 func startFleet(t *testing.T, s settings, b *backend) *fleet {
@@ -149,8 +149,7 @@ func startFleet(t *testing.T, s settings, b *backend) *fleet {
 			faultHosts[i].prepare(h.proxy)
 		}
 		f.hosts = append(f.hosts, h)
-	}
-	for i, h := range f.hosts {
+		// Started at once: its local endpoint's port was free a moment ago.
 		h.start(t, s.collector)
 		if i%10 == 9 {
 			time.Sleep(time.Second) // a collector's start takes about 0.3 s of CPU

@@ -132,3 +132,15 @@ func TestProcessUsage(t *testing.T) {
 		t.Errorf("this test's usage: %+v", u)
 	}
 }
+
+// A fleet takes a hundred ports before its collectors bind them: none twice.
+func TestFreePortNeverTwice(t *testing.T) {
+	seen := map[int]bool{}
+	for range 500 {
+		p := FreePort(t)
+		if seen[p] {
+			t.Fatalf("FreePort returned %d twice", p)
+		}
+		seen[p] = true
+	}
+}
