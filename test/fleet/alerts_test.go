@@ -57,7 +57,7 @@ func checkSilenceAlerts(ctx context.Context, t *testing.T, w *harness.AlertWatch
 
 // checkOutageAlerts checks every cycle of the rules names: none active
 // before the outage or at the end; one that fired did so before the host's
-// backlog was delivered and resolved within slack of it. A cycle that
+// queue had drained and resolved within slack of it. A cycle that
 // only went pending (a host briefly without a sample in a window: the
 // querier answering from the receivers it has reconnected to, or new data
 // held back by the ingest limit) is counted, not failed: it notifies no
@@ -76,12 +76,12 @@ func checkOutageAlerts(ctx context.Context, t *testing.T, w *harness.AlertWatch[
 		if !slices.Contains(names, k.name) {
 			continue
 		}
-		end := c.last
+		end := c.lastDrained
 		if h := hostNamed(f, k.instance); h != nil {
-			end = c.end[h.name]
+			end = c.drained[h.name]
 		}
 		for _, cy := range w.Cycles(k) {
-			row := fmt.Sprintf("%v pending %s, firing %s, resolved %s after the backend's return; its backlog delivered %s after",
+			row := fmt.Sprintf("%v pending %s, firing %s, resolved %s after the backend's return; its queue drained %s after",
 				k, since(cy.Pending), since(cy.Firing), since(cy.Resolved), since(end))
 			switch {
 			case cy.Pending.Before(steadyFrom):
@@ -96,7 +96,7 @@ func checkOutageAlerts(ctx context.Context, t *testing.T, w *harness.AlertWatch[
 				fired = append(fired, row)
 				firedFor[k.name] = append(firedFor[k.name], k.instance)
 				if cy.Firing.After(end) || cy.Resolved.After(end.Add(slack)) {
-					t.Errorf("%s: fired for a host whose backlog was delivered; %s", row, storedBefore(ctx, b, k.instance, cy.Firing))
+					t.Errorf("%s: fired for a host whose queue had drained, or outlasted it; %s", row, storedBefore(ctx, b, k.instance, cy.Firing))
 				}
 			}
 		}

@@ -23,8 +23,13 @@ type catchUp struct {
 	// return (caughtUp, polled every 250 ms); last the latest.
 	end  map[string]time.Time
 	last time.Time
-	// outageStart is when the backend went away (outage.start).
-	outageStart time.Time
+	// drained is when each host logged its queue empty after its last
+	// recovery ("backlog delivered"), its new data held back by the ingest
+	// limit included; lastDrained the latest.
+	drained     map[string]time.Time
+	lastDrained time.Time
+	// outageStart is when the backend went away, back when it was back.
+	outageStart, back time.Time
 	// fleet is the longest catch-up of a host from the backend's return,
 	// median the median; the host that waited a day's Retry-After (capped)
 	// is not in either.
@@ -56,7 +61,7 @@ const requestRate = `sum(rate(http_requests_total{handler="receive"}[%s]))`
 // request rate and answers over the catch-up.
 func waitCatchUp(ctx context.Context, t *testing.T, b *backend, f *fleet, o *outage, steadyRate float64) *catchUp {
 	t.Helper()
-	c := &catchUp{end: map[string]time.Time{}, steadyRate: steadyRate, outageStart: o.start}
+	c := &catchUp{end: map[string]time.Time{}, drained: map[string]time.Time{}, steadyRate: steadyRate, outageStart: o.start, back: o.back}
 	// The day's Retry-After host waits up to maxRetryAfter from its last 429.
 	harness.Eventually(t, maxRetryAfter+3*time.Minute, "every host delivers its backlog", func() []string {
 		newest, err := b.newestSamples(ctx)
@@ -76,6 +81,20 @@ func waitCatchUp(ctx context.Context, t *testing.T, b *backend, f *fleet, o *out
 		}
 		return problems
 	})
+	harness.Eventually(t, 2*time.Minute, "every host's queue drained", func() []string {
+		var problems []string
+		for _, h := range f.regular() {
+			if at, ok := drainedAt(h, o.start); ok {
+				c.drained[h.name] = at
+			} else {
+				problems = append(problems, h.name+" has not logged its backlog delivered since its last recovery")
+			}
+		}
+		return problems
+	})
+	for _, at := range c.drained {
+		c.lastDrained = maxTime(c.lastDrained, at)
+	}
 	var ds []time.Duration
 	for _, h := range f.regular() {
 		end := c.end[h.name]
@@ -88,9 +107,10 @@ func waitCatchUp(ctx context.Context, t *testing.T, b *backend, f *fleet, o *out
 	}
 	slices.Sort(ds)
 	c.fleet, c.median = ds[len(ds)-1], ds[len(ds)/2]
-	// The meta-monitoring Prometheus scrapes every second; let it see the end.
-	time.Sleep(3 * time.Second)
-	at := c.last.Add(3 * time.Second)
+	// Over the whole catch-up, the drained queues' new data included; the
+	// meta-monitoring Prometheus scrapes every second: let it see the end.
+	at := maxTime(c.last, c.lastDrained).Add(3 * time.Second)
+	time.Sleep(time.Until(at))
 	window := at.Sub(o.back)
 	peak, err := b.metaScalar(ctx, fmt.Sprintf("max_over_time(%s[%s:1s])", fmt.Sprintf(requestRate, "5s"), promDuration(window)), at)
 	if err != nil {
@@ -134,6 +154,7 @@ func (c *catchUp) check(t *testing.T, f *fleet) {
 		"receivers' requests %.0f/s at most (5s rate), %.1f/s before the outage; answers %v; at the max_concurrency gate (%d) %.1f%% waited over 10 ms, the 99th percentile %.3f s",
 		c.fleet.Round(time.Second), c.median.Round(time.Second),
 		c.retryAfterDay.Round(time.Second), c.peakRate, c.steadyRate, c.answered, maxConcurrency, 100*c.gateWaited, c.gateP99)
+	t.Logf("catch-up: every host's queue drained (its new data held back by the ingest limit included) within %v of the backend's return", c.lastDrained.Sub(c.back).Round(time.Second))
 	// The backoff's shortest wait is 0.5 s: a host that backs off is
 	// answered 429 at most twice a second.
 	if per := c.answered["429"] / max(c.limited, 1) / float64(len(f.regular())); per > 2 {

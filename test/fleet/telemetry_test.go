@@ -42,14 +42,14 @@ func hostSeries(ctx context.Context, b *backend, metric, matchers string, h *hos
 // checkBacklogRecord: for every host that reaches the backend, its
 // remote_write backlog (otelcol_delivery_queue_points) in the backend rose
 // over the outage to about the points it scraped meanwhile, and was back to
-// about nothing once it had caught up.
+// about nothing once its queue had drained.
 func checkBacklogRecord(ctx context.Context, t *testing.T, b *backend, f *fleet, o *outage, c *catchUp, perHost int) {
 	t.Helper()
 	// At least 80 % of what the outage's scrapes (every 5 s) hold.
 	least := 0.8 * float64(o.length()/(5*time.Second)) * float64(perHost)
 	var peaks []float64
 	for _, h := range f.regular() {
-		end := c.end[h.name].Add(2 * telemetryEvery)
+		end := c.drained[h.name].Add(2 * telemetryEvery)
 		got, err := hostSeries(ctx, b, "otelcol_delivery_queue_points", `, exporter="remote_write"`, h, "exporter", o.start.Add(-time.Minute), end)
 		if err != nil {
 			t.Fatal(err)
@@ -79,7 +79,7 @@ func checkBacklogRecord(ctx context.Context, t *testing.T, b *backend, f *fleet,
 	}
 	slices.Sort(peaks)
 	if len(peaks) > 0 {
-		t.Logf("backlog record: every host's remote_write backlog rose over the outage to %.0f to %.0f points (median %.0f; %.0f expected from the scrapes) and fell to about none after its catch-up",
+		t.Logf("backlog record: every host's remote_write backlog rose over the outage to %.0f to %.0f points (median %.0f; %.0f expected from the scrapes) and fell to about none once its queue had drained",
 			peaks[0], peaks[len(peaks)-1], peaks[len(peaks)/2], float64(o.length()/(5*time.Second))*float64(perHost))
 	}
 }
