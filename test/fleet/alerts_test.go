@@ -8,10 +8,13 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/common/model"
 
 	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
@@ -96,7 +99,8 @@ func checkOutageAlerts(ctx context.Context, t *testing.T, w *harness.AlertWatch[
 				fired = append(fired, row)
 				firedFor[k.name] = append(firedFor[k.name], k.instance)
 				if cy.Firing.After(end) || cy.Resolved.After(end.Add(slack)) {
-					t.Errorf("%s: fired for a host whose queue had drained, or outlasted it; %s", row, storedBefore(ctx, b, k.instance, cy.Firing))
+					t.Errorf("%s: fired for a host whose queue had drained, or outlasted it; %s; %s", row,
+						storedBefore(ctx, b, k.instance, cy.Firing), lagRecord(ctx, b, k.instance, o.back, cy.Resolved))
 				}
 			}
 		}
@@ -171,4 +175,27 @@ func storedBefore(ctx context.Context, b *backend, instance string, at time.Time
 		parts = append(parts, fmt.Sprintf("reference: %d samples", len(ref[0].Values)))
 	}
 	return fmt.Sprintf("stored in the %v before: %s", lookback, strings.Join(parts, "; "))
+}
+
+// lagRecord is the host's remote_write lag as its record in the backend
+// has it from `from` to `to`: each sample's time, the lag it reports
+// (queued newest - sent newest) and the queued points.
+func lagRecord(ctx context.Context, b *backend, instance string, from, to time.Time) string {
+	h := &host{name: instance}
+	get := func(metric string) map[model.Time]float64 {
+		got, err := hostSeries(ctx, b, metric, `, exporter="remote_write"`, h, "exporter", from, to)
+		out := map[model.Time]float64{}
+		if err == nil {
+			for _, p := range got["remote_write"] {
+				out[p.Timestamp] = float64(p.Value)
+			}
+		}
+		return out
+	}
+	queued, sent, points := get("otelcol_delivery_queued_newest_timestamp_seconds"), get("otelcol_delivery_sent_newest_timestamp_seconds"), get("otelcol_delivery_queue_points")
+	var rows []string
+	for _, at := range slices.Sorted(maps.Keys(queued)) {
+		rows = append(rows, fmt.Sprintf("%s lag %.0fs, %v points", at.Time().UTC().Format(time.TimeOnly), queued[at]-sent[at], points[at]))
+	}
+	return "its record: " + strings.Join(rows, "; ")
 }

@@ -74,7 +74,8 @@ func checkBacklogRecord(ctx context.Context, t *testing.T, b *backend, f *fleet,
 		case peak < least || peak <= first:
 			t.Errorf("%s: its backlog in the backend rose from %v to %v over the outage, want it to rise to at least %.0f points", h.name, first, peak, least)
 		case last > float64(2*perHost):
-			t.Errorf("%s: its backlog in the backend is %v points after it caught up, want about none", h.name, last)
+			t.Errorf("%s: its backlog in the backend is %v points %v after its queue drained, want about none; %s",
+				h.name, last, 2*telemetryEvery, lagRecord(ctx, b, h.name, o.back, end))
 		}
 	}
 	slices.Sort(peaks)
