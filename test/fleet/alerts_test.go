@@ -59,8 +59,9 @@ func checkSilenceAlerts(ctx context.Context, t *testing.T, w *harness.AlertWatch
 }
 
 // checkOutageAlerts checks every cycle of the rules names: none active
-// before the outage or at the end; one that fired did so before the host's
-// queue had drained and resolved within slack of it. A cycle that
+// before the outage or at the end; one that fired did so before the
+// backend held the host's new data again (catchUp.drained) and resolved
+// within slack of it. A cycle that
 // only went pending (a host briefly without a sample in a window: the
 // querier answering from the receivers it has reconnected to, or new data
 // held back by the ingest limit) is counted, not failed: it notifies no
@@ -68,13 +69,21 @@ func checkSilenceAlerts(ctx context.Context, t *testing.T, w *harness.AlertWatch
 func checkOutageAlerts(ctx context.Context, t *testing.T, w *harness.AlertWatch[alertKey], b *backend, f *fleet, o *outage, c *catchUp, steadyFrom time.Time, names []string, slack time.Duration) map[string][]string {
 	t.Helper()
 	firedFor := map[string][]string{}
-	var fired, pendingOnly []string
-	since := func(at time.Time) string {
-		if at.IsZero() {
-			return "-"
-		}
-		return fmt.Sprintf("%+v", at.Sub(o.back).Round(time.Second))
+	// Per rule, the spread of each stage's time after the backend's return.
+	type spread struct {
+		n, pendingOnly        int
+		firing, resolved, lag [2]time.Duration
 	}
+	widen := func(r *[2]time.Duration, d time.Duration, first bool) {
+		if first || d < r[0] {
+			r[0] = d
+		}
+		if first || d > r[1] {
+			r[1] = d
+		}
+	}
+	rules := map[string]*spread{}
+	var pendingOnly []string
 	for _, k := range w.Keys() {
 		if !slices.Contains(names, k.name) {
 			continue
@@ -83,9 +92,14 @@ func checkOutageAlerts(ctx context.Context, t *testing.T, w *harness.AlertWatch[
 		if h := hostNamed(f, k.instance); h != nil {
 			end = c.drained[h.name]
 		}
+		sp := rules[k.name]
+		if sp == nil {
+			sp = &spread{}
+			rules[k.name] = sp
+		}
 		for _, cy := range w.Cycles(k) {
-			row := fmt.Sprintf("%v pending %s, firing %s, resolved %s after the backend's return; its queue drained %s after",
-				k, since(cy.Pending), since(cy.Firing), since(cy.Resolved), since(end))
+			row := fmt.Sprintf("%v pending %s, firing %s, resolved %s after the backend's return; its new data fresh in the backend %s after",
+				k, since(o, cy.Pending), since(o, cy.Firing), since(o, cy.Resolved), since(o, end))
 			switch {
 			case cy.Pending.Before(steadyFrom):
 				continue // the fleet starting: waitRulerQuiet saw it resolved
@@ -94,23 +108,46 @@ func checkOutageAlerts(ctx context.Context, t *testing.T, w *harness.AlertWatch[
 			case cy.Resolved.IsZero():
 				t.Errorf("%v still active at the end", k)
 			case cy.Firing.IsZero():
+				sp.pendingOnly++
 				pendingOnly = append(pendingOnly, row)
 			default:
-				fired = append(fired, row)
 				firedFor[k.name] = append(firedFor[k.name], k.instance)
+				widen(&sp.firing, cy.Firing.Sub(o.back), sp.n == 0)
+				widen(&sp.resolved, cy.Resolved.Sub(o.back), sp.n == 0)
+				widen(&sp.lag, cy.Resolved.Sub(end), sp.n == 0)
+				sp.n++
 				if cy.Firing.After(end) || cy.Resolved.After(end.Add(slack)) {
-					t.Errorf("%s: fired for a host whose queue had drained, or outlasted it; %s; %s", row,
+					t.Errorf("%s: fired for a host whose new data was in the backend, or outlasted that; %s; %s", row,
 						storedBefore(ctx, b, k.instance, cy.Firing), lagRecord(ctx, b, k.instance, o.back, cy.Resolved))
 				}
 			}
 		}
 	}
-	slices.Sort(fired)
+	var lines []string
+	for _, name := range names {
+		sp := rules[name]
+		if sp == nil {
+			lines = append(lines, name+": never active")
+			continue
+		}
+		r := func(d [2]time.Duration) string {
+			return fmt.Sprintf("%+v to %+v", d[0].Round(time.Second), d[1].Round(time.Second))
+		}
+		lines = append(lines, fmt.Sprintf("%s: fired for %d (firing %s, resolved %s after the backend's return; %s from the host's new data fresh again), only pending for %d",
+			name, sp.n, r(sp.firing), r(sp.resolved), r(sp.lag), sp.pendingOnly))
+	}
 	slices.Sort(pendingOnly)
-	t.Logf("%v after the outage (rules %d times faster; lookback %v): %d fired, %d only pending\n  %s\n  %s",
-		names, ruleScale, 5*time.Minute/ruleScale, len(fired), len(pendingOnly),
-		strings.Join(fired[:min(10, len(fired))], "\n  "), strings.Join(pendingOnly[:min(5, len(pendingOnly))], "\n  "))
+	t.Logf("after the outage (rules %d times faster; lookback %v):\n  %s\n  e.g. only pending: %s",
+		ruleScale, 5*time.Minute/ruleScale, strings.Join(lines, "\n  "), strings.Join(pendingOnly[:min(3, len(pendingOnly))], "; "))
 	return firedFor
+}
+
+// since is at after the backend's return, "-" for none.
+func since(o *outage, at time.Time) string {
+	if at.IsZero() {
+		return "-"
+	}
+	return fmt.Sprintf("%+v", at.Sub(o.back).Round(time.Second))
 }
 
 func (k alertKey) String() string {

@@ -23,9 +23,9 @@ type catchUp struct {
 	// return (caughtUp, polled every 250 ms); last the latest.
 	end  map[string]time.Time
 	last time.Time
-	// drained is when each host logged its queue empty after its last
-	// recovery ("backlog delivered"), its new data held back by the ingest
-	// limit included; lastDrained the latest.
+	// drained is when the backend last began to hold each host's newest
+	// data within freshWithin of now, and went on holding it (its new data
+	// held back by the ingest limit included); lastDrained the latest.
 	drained     map[string]time.Time
 	lastDrained time.Time
 	// outageStart is when the backend went away, back when it was back.
@@ -53,46 +53,51 @@ type catchUp struct {
 // gateWait is the receivers' histogram of the wait at the write gate.
 const gateWait = "thanos_receive_write_request_concurrent_gate_write_requests_duration_seconds"
 
+// A host's data is fresh in the backend while its newest sample there is
+// at most freshWithin old: a scrape every 5 s and merge_window's 2 s, and
+// a short hold by the ingest limit. It has drained its queue once it has
+// stayed fresh for freshFor.
+const (
+	freshWithin = 30 * time.Second
+	freshFor    = 30 * time.Second
+)
+
 // requestRate is the receivers' remote-write request rate over a window.
 const requestRate = `sum(rate(http_requests_total{handler="receive"}[%s]))`
 
 // waitCatchUp waits until the backend holds every host's backlog of the
-// outage (each host that reaches it), then reads the receivers' peak
-// request rate and answers over the catch-up.
+// outage (each host that reaches it) and its new data again, then reads
+// the receivers' peak request rate and answers over the catch-up.
 func waitCatchUp(ctx context.Context, t *testing.T, b *backend, f *fleet, o *outage, steadyRate float64) *catchUp {
 	t.Helper()
 	c := &catchUp{end: map[string]time.Time{}, drained: map[string]time.Time{}, steadyRate: steadyRate, outageStart: o.start, back: o.back}
 	// The day's Retry-After host waits up to maxRetryAfter from its last 429.
-	harness.Eventually(t, maxRetryAfter+3*time.Minute, "every host delivers its backlog", func() []string {
+	fresh := map[string]time.Time{}
+	harness.Eventually(t, maxRetryAfter+3*time.Minute, "every host's backlog in the backend, and its new data for "+freshFor.String(), func() []string {
 		newest, err := b.newestSamples(ctx)
 		if err != nil {
 			return []string{err.Error()}
 		}
+		now := time.Now()
 		var problems []string
 		for _, h := range f.regular() {
-			if _, done := c.end[h.name]; done {
-				continue
+			if _, done := c.end[h.name]; !done && caughtUp(newest, h, o) {
+				c.end[h.name] = now
 			}
-			if caughtUp(newest, h, o) {
-				c.end[h.name] = time.Now()
-			} else {
+			switch {
+			case now.Sub(newest[h.name]) > freshWithin:
+				delete(fresh, h.name)
+			case fresh[h.name].IsZero():
+				fresh[h.name] = now
+			}
+			if _, done := c.end[h.name]; !done || fresh[h.name].IsZero() || now.Sub(fresh[h.name]) < freshFor {
 				problems = append(problems, h.name+" still catching up")
 			}
 		}
 		return problems
 	})
-	harness.Eventually(t, 2*time.Minute, "every host's queue drained", func() []string {
-		var problems []string
-		for _, h := range f.regular() {
-			if at, ok := drainedAt(h, o.start); ok {
-				c.drained[h.name] = at
-			} else {
-				problems = append(problems, h.name+" has not logged its backlog delivered since its last recovery")
-			}
-		}
-		return problems
-	})
-	for _, at := range c.drained {
+	for name, at := range fresh {
+		c.drained[name] = at
 		c.lastDrained = maxTime(c.lastDrained, at)
 	}
 	var ds []time.Duration
@@ -154,7 +159,7 @@ func (c *catchUp) check(t *testing.T, f *fleet) {
 		"receivers' requests %.0f/s at most (5s rate), %.1f/s before the outage; answers %v; at the max_concurrency gate (%d) %.1f%% waited over 10 ms, the 99th percentile %.3f s",
 		c.fleet.Round(time.Second), c.median.Round(time.Second),
 		c.retryAfterDay.Round(time.Second), c.peakRate, c.steadyRate, c.answered, maxConcurrency, 100*c.gateWaited, c.gateP99)
-	t.Logf("catch-up: every host's queue drained (its new data held back by the ingest limit included) within %v of the backend's return", c.lastDrained.Sub(c.back).Round(time.Second))
+	t.Logf("catch-up: the backend held every host's new data within %v again (what the ingest limit held back included) %v after its return", freshWithin, c.lastDrained.Sub(c.back).Round(time.Second))
 	// The backoff's shortest wait is 0.5 s: a host that backs off is
 	// answered 429 at most twice a second.
 	if per := c.answered["429"] / max(c.limited, 1) / float64(len(f.regular())); per > 2 {

@@ -121,19 +121,3 @@ func caughtUp(newest map[string]time.Time, h *host, o *outage) bool {
 	// The last scrape before the return is at most 5 s before it.
 	return !newest[h.name].Before(o.back.Add(-6 * time.Second))
 }
-
-// drainedAt is when h last logged its backlog delivered since `since`,
-// once every recovery since was followed by that line: its queue empty.
-func drainedAt(h *host, since time.Time) (time.Time, bool) {
-	log := h.log()
-	recovered := h.own(after(logLines(log, logRecovered), since))
-	delivered := h.own(after(logLines(log, logDelivered), since))
-	if len(recovered) == 0 || len(delivered) == 0 {
-		return time.Time{}, false
-	}
-	last := delivered[len(delivered)-1]
-	if last.at.Before(recovered[len(recovered)-1].at) {
-		return time.Time{}, false
-	}
-	return last.at, true
-}
