@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the code of this repository's components (mdatagen, via
-# `go generate`: the receiver, the four exporters and the queue storage extension; and the
-# simulator's copy of the receiver's LIF counter names) and
+# `go generate`: the two receivers, the four exporters and the queue storage extension; and the
+# simulator's copies of the receiver's LIF counter names and device keys) and
 # fails when that changed anything under them: the generated code in the tree
 # is not current with metadata.yaml. Each folder's `go generate` runs
 # mdatagen through the `tool` directive of its module: the receiver's own
@@ -15,7 +15,7 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-dirs=(receiver/ernicreceiver exporter/remotewriteexporter exporter/prometheustextexporter exporter/otlpdurableexporter exporter/otlphttpdurableexporter extension/queuestorageextension internal/sim)
+dirs=(receiver/ernicreceiver receiver/selftelemetryreceiver exporter/remotewriteexporter exporter/prometheustextexporter exporter/otlpdurableexporter exporter/otlphttpdurableexporter extension/queuestorageextension internal/sim)
 
 snapshot() {
 	# Path and content hash of every file under $dir (tracked or not).

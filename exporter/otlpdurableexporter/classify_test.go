@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -38,11 +39,21 @@ func TestClassify(t *testing.T) {
 		"exhausted with retry info":     {err: throttled.Err(), throttle: true},
 		"not a gRPC status (transport)": {err: errors.New("connection reset"), permanent: true},
 	} {
-		got := classify(c.err)
+		got := classify(c.err, false)
 		require.Error(t, got, name)
 		require.Equal(t, c.permanent, consumererror.IsPermanent(got), name)
 		require.Equal(t, c.throttle, pushqueue.RetryAfter(got) == 3*time.Second, name)
 	}
-	require.NoError(t, classify(nil))
-	require.NoError(t, classify(status.Error(codes.OK, "")))
+	require.NoError(t, classify(nil, false))
+	require.NoError(t, classify(status.Error(codes.OK, ""), false))
+}
+
+// retry_on_auth_errors keeps a refused credential's batches in the queue.
+func TestClassifyRetriesAuthErrorsWhenAsked(t *testing.T) {
+	for _, code := range []codes.Code{codes.Unauthenticated, codes.PermissionDenied} {
+		err := status.Error(code, "token expired")
+		assert.True(t, consumererror.IsPermanent(classify(err, false)), "%s", code)
+		assert.False(t, consumererror.IsPermanent(classify(err, true)), "%s", code)
+	}
+	assert.True(t, consumererror.IsPermanent(classify(status.Error(codes.InvalidArgument, "bad"), true)))
 }

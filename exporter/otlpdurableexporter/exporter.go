@@ -29,6 +29,7 @@ import (
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlpqueue"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/tlsreload"
 )
 
 // exportMethod is the OTLP metrics service's one method.
@@ -92,6 +93,13 @@ func (e *otlpDurable) start(ctx context.Context, host component.Host) error {
 		//lint:ignore SA1019 grpc.WithCompressor ("supported throughout 1.x") is the one way to send a message compressed beforehand: see precompressed.
 		opts = append(opts, configgrpc.WithGrpcDialOption(grpc.WithCompressor(precompressed(e.compression))))
 	}
+	creds, err := tlsreload.GRPCDialOption(ctx, cc.TLS, e.set.Logger)
+	if err != nil {
+		return err
+	}
+	if creds != nil {
+		opts = append(opts, configgrpc.WithGrpcDialOption(creds))
+	}
 	conn, err := cc.ToClientConn(ctx, host.GetExtensions(), e.set.TelemetrySettings, opts...)
 	if err != nil {
 		return err
@@ -128,7 +136,7 @@ func (e *otlpDurable) push(ctx context.Context, r *otlpqueue.Request) error {
 		opts = append(slices.Clip(opts), grpc.UseCompressor(cmp.Or(e.compression, grpcencoding.Identity)))
 	}
 	resp := pmetricotlp.NewExportResponse()
-	if err := classify(e.conn.Invoke(ctx, exportMethod, rawMessage(body), &resp, opts...)); err != nil {
+	if err := classify(e.conn.Invoke(ctx, exportMethod, rawMessage(body), &resp, opts...), e.cfg.RetryOnAuthErrors); err != nil {
 		return err
 	}
 	if ps := resp.PartialSuccess(); ps.ErrorMessage() != "" || ps.RejectedDataPoints() != 0 {
@@ -139,8 +147,9 @@ func (e *otlpDurable) push(ctx context.Context, r *otlpqueue.Request) error {
 	return nil
 }
 
-// classify maps a gRPC status to retryable, throttled or permanent, as otlp_grpc.
-func classify(err error) error {
+// classify maps a gRPC status to retryable, throttled or permanent, as
+// otlp_grpc; retryOnAuth keeps Unauthenticated and PermissionDenied retried.
+func classify(err error, retryOnAuth bool) error {
 	if err == nil {
 		return nil
 	}
@@ -156,6 +165,10 @@ func classify(err error) error {
 	case codes.OK:
 		return nil
 	case codes.Canceled, codes.DeadlineExceeded, codes.Aborted, codes.OutOfRange, codes.Unavailable, codes.DataLoss:
+	case codes.Unauthenticated, codes.PermissionDenied:
+		if !retryOnAuth {
+			return consumererror.NewPermanent(err)
+		}
 	case codes.ResourceExhausted:
 		if retryInfo == nil {
 			return consumererror.NewPermanent(err)

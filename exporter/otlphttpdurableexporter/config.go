@@ -37,6 +37,10 @@ type Config struct {
 
 	RetryConfig configretry.BackOffConfig `mapstructure:"retry_on_failure"`
 
+	// RetryOnAuthErrors retries what the server refuses as unauthenticated
+	// or forbidden, which OTLP says not to: data waits for a credential fix.
+	RetryOnAuthErrors bool `mapstructure:"retry_on_auth_errors"`
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }

@@ -143,7 +143,7 @@ func TestClassify(t *testing.T) {
 			resp.Header = http.Header{}
 		}
 		resp.Status = strings.TrimSpace(strings.Join([]string{itoa(c.code), http.StatusText(c.code)}, " "))
-		got := classify(resp, c.body, "http://x/v1/metrics")
+		got := classify(resp, c.body, "http://x/v1/metrics", false)
 		require.Error(t, got, name)
 		assert.Equal(t, c.permanent, isPermanent(got), name)
 		if c.throttle != "" {
@@ -310,4 +310,15 @@ func TestRetryAfterThrottles(t *testing.T) {
 	defer mu.Unlock()
 	require.Len(t, at, 2)
 	assert.GreaterOrEqual(t, at[1].Sub(at[0]), 900*time.Millisecond)
+}
+
+// retry_on_auth_errors keeps 401 and 403 retried, for a credential fix.
+func TestClassifyRetriesAuthErrorsWhenAsked(t *testing.T) {
+	for _, code := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		resp := &http.Response{StatusCode: code, Status: http.StatusText(code), Header: http.Header{}}
+		assert.True(t, isPermanent(classify(resp, nil, "http://x/v1/metrics", false)), "%d", code)
+		assert.False(t, isPermanent(classify(resp, nil, "http://x/v1/metrics", true)), "%d", code)
+	}
+	resp := &http.Response{StatusCode: http.StatusBadRequest, Status: "400", Header: http.Header{}}
+	assert.True(t, isPermanent(classify(resp, nil, "http://x/v1/metrics", true)))
 }

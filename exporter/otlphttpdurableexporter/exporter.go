@@ -25,6 +25,7 @@ import (
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/otlpqueue"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/tlsreload"
 )
 
 // maxResponseBytes is otlp_http's bound on what is read of an answer.
@@ -78,7 +79,7 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (expor
 func (e *otlpHTTPDurable) start(ctx context.Context, host component.Host) error {
 	cc := e.cfg.ClientConfig
 	cc.Compression = ""
-	client, err := cc.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
+	client, err := tlsreload.HTTPClient(ctx, cc, host, e.set.TelemetrySettings)
 	if err != nil {
 		return err
 	}
@@ -133,7 +134,7 @@ func (e *otlpHTTPDurable) push(ctx context.Context, r *otlpqueue.Request) error 
 		e.partialSuccess(resp, answer)
 		return nil
 	}
-	return classify(resp, answer, e.shownURL)
+	return classify(resp, answer, e.shownURL, e.cfg.RetryOnAuthErrors)
 }
 
 // partialSuccess logs the rejected points of a 2xx answer, as otlp_http does.
@@ -154,9 +155,10 @@ func (e *otlpHTTPDurable) partialSuccess(resp *http.Response, answer []byte) {
 }
 
 // classify retries 429, 502, 503 and 504 (429 and 503 after Retry-After), as
-// the OTLP/HTTP specification says; any other status is permanent. Prometheus
+// the OTLP/HTTP specification says, and 401 and 403 with retry_on_auth_errors;
+// any other status is permanent. Prometheus
 // answers text, OTLP/HTTP servers a protobuf Status.
-func classify(resp *http.Response, answer []byte, url string) error {
+func classify(resp *http.Response, answer []byte, url string, retryOnAuth bool) error {
 	msg := strings.TrimSpace(string(answer[:min(len(answer), 512)]))
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/x-protobuf") {
 		var st spb.Status
@@ -176,6 +178,10 @@ func classify(resp *http.Response, answer []byte, url string) error {
 		return pushqueue.RetryAfterHeader(err, resp.Header.Get("Retry-After"), time.Now())
 	case http.StatusBadGateway, http.StatusGatewayTimeout:
 		return err
+	case http.StatusUnauthorized, http.StatusForbidden:
+		if retryOnAuth {
+			return err
+		}
 	}
 	return consumererror.NewPermanent(err)
 }

@@ -21,11 +21,14 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
+
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/tlsreload"
 )
 
 // textExporter keeps the latest batch of each resource and serves them.
@@ -220,17 +223,25 @@ func acceptsGzip(h string) bool {
 
 // Start listens on the endpoint and serves /metrics.
 func (e *textExporter) Start(ctx context.Context, host component.Host) error {
-	ln, err := e.cfg.ToListener(ctx)
+	ln, err := tlsreload.Listener(ctx, e.cfg.ServerConfig, e.set.Logger)
 	if err != nil {
 		return err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", e)
-	srv, err := e.cfg.ToServer(ctx, host.GetExtensions(), e.set.TelemetrySettings, mux)
+	// A scraper without the right certificate or credentials fails at each
+	// scrape: its handshake errors and refusals are logged once a minute per kind.
+	refusals := tlsreload.ErrorLog(e.set.Logger, "prometheus_text")
+	srv, err := e.cfg.ToServer(ctx, host.GetExtensions(), e.set.TelemetrySettings, mux,
+		confighttp.WithErrorHandler(func(w http.ResponseWriter, r *http.Request, msg string, code int) {
+			http.Error(w, msg, code)
+			refusals.Printf("refused %s %s from %s: %d %s", r.Method, r.URL.Path, r.RemoteAddr, code, msg)
+		}))
 	if err != nil {
 		ln.Close()
 		return err
 	}
+	srv.ErrorLog = refusals
 	e.server, e.addr, e.done = srv, ln.Addr(), make(chan struct{})
 	go func() {
 		defer close(e.done)

@@ -41,8 +41,8 @@ func FuzzEncodingUnmarshal(f *testing.F) {
 	})
 }
 
-// The stored form carries the protocol, and the form of the builds before
-// 2.0 (version 2: no protocol byte) still reads back, as 1.0.
+// The stored form (encoding version 3) carries the protocol; version 2,
+// without the protocol byte, still reads back, as 1.0.
 func TestEncodingCarriesProtocol(t *testing.T) {
 	r := newRequest([][]byte{[]byte("abc")}, []int{3})
 	r.proto = translator.ProtocolV2
@@ -53,8 +53,8 @@ func TestEncodingCarriesProtocol(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, translator.ProtocolV2, got.proto)
 
-	old := append([]byte{2}, b[2:]...) // what the previous build stored
-	got, err = encoding{}.Unmarshal(old)
+	version2 := append([]byte{encodingV1Only}, b[2:]...)
+	got, err = encoding{}.Unmarshal(version2)
 	require.NoError(t, err)
 	assert.Equal(t, translator.ProtocolV1, got.proto)
 	assert.Equal(t, [][]byte{[]byte("abc")}, got.payloads)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/deliveryreport"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/pushqueue"
+	"github.com/rocm-ernic/otelcol-ernic/exporter/internal/tlsreload"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter/internal/translator"
 )
 
@@ -50,7 +51,7 @@ func newExporter(ctx context.Context, set exporter.Settings, cfg *Config) (*remo
 
 // start creates the HTTP client.
 func (e *remoteWrite) start(ctx context.Context, host component.Host) error {
-	client, err := e.cfg.ClientConfig.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
+	client, err := tlsreload.HTTPClient(ctx, e.cfg.ClientConfig, host, e.set.TelemetrySettings)
 	if err != nil {
 		return err
 	}
@@ -64,13 +65,6 @@ func (e *remoteWrite) translate(md pmetric.Metrics) (*request, bool, error) {
 	countUntranslated(e.Untranslatable, err)
 	req := requestOf(w)
 	return req, len(req.payloads) > 0, nil
-}
-
-// countUntranslated counts the points the translator left out, if any.
-func countUntranslated(count func(error, int), err error) {
-	if ue, ok := err.(*translator.UntranslatedError); ok { //nolint:errorlint // the translator returns it unwrapped
-		count(err, ue.Points())
-	}
 }
 
 // sendCause is post's cause of a failure, for the logs and the `reason` label.

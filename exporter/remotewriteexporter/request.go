@@ -151,3 +151,10 @@ func (encoding) Unmarshal(b []byte) (*request, error) {
 	r.id, r.proto = id, proto
 	return r, nil
 }
+
+// countUntranslated counts the points the translator left out, if any.
+func countUntranslated(count func(error, int), err error) {
+	if ue, ok := err.(*translator.UntranslatedError); ok { //nolint:errorlint // the translator returns it unwrapped
+		count(err, ue.Points())
+	}
+}

@@ -37,7 +37,9 @@ const (
 	ReasonUnreadable = "unreadable"
 )
 
-// DroppedReasons are the reasons of PointsDropped, all known from the start.
+// DroppedReasons are the reasons of PointsDropped, all known from the
+// start: the selftelemetry receiver publishes each at 0 from the start, so
+// that increase() sees an exporter's first drop.
 var DroppedReasons = []string{
 	ReasonOldest, ReasonQueueFull, ReasonDiskFull, ReasonShutdown,
 	ReasonMaxElapsedTime, ReasonUntranslatable, ReasonRetryDisabled, ReasonUnreadable,

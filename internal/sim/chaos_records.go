@@ -113,15 +113,9 @@ func (c *Chaos) logWriteAt(in *inst, st *Stats, at time.Time) {
 		Time: at, Event: "write", ID: in.ID, PID: in.PID, Gen: in.gen,
 		WriteCount: st.WriteCount, Connection: st.Connection, QPCount: len(st.QPs),
 	}
-	d := &st.Device
-	r.Device = map[string]uint64{
-		"commands": d.Commands, "bar0_reads": d.Bar0Reads, "bar0_writes": d.Bar0Writes,
-		"uar_reads": d.UARReads, "uar_writes": d.UARWrites,
-		"mmio_reads_total": d.Bar0Reads + d.UARReads, "mmio_writes_total": d.Bar0Writes + d.UARWrites,
-		"interrupts": d.Interrupts, "reset_count": d.ResetCount,
-		"total_bytes_sent": d.BytesSent, "total_bytes_received": d.BytesReceived,
-		"total_bytes_rdma_read": d.BytesRDMARead, "total_bytes_rdma_write": d.BytesRDMAWrite,
-		"total_ip_bytes_tx": d.IPBytesTx, "total_ip_bytes_rx": d.IPBytesRx,
+	r.Device = make(map[string]uint64, len(DeviceKeys))
+	for i, v := range st.Device.values() {
+		r.Device[DeviceKeys[i]] = v
 	}
 	for i := range st.QPs {
 		q := &st.QPs[i]

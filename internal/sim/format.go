@@ -78,6 +78,18 @@ type Device struct {
 	IPBytesRx uint64
 }
 
+// values are d's counters in DeviceKeys' order, mmio_*_total the sums of
+// the BAR0 and UAR ones (TestFormatStatsSpecExample pins the order).
+func (d *Device) values() [len(DeviceKeys)]uint64 {
+	return [...]uint64{
+		d.Commands, d.Bar0Reads, d.Bar0Writes, d.UARReads, d.UARWrites,
+		d.Bar0Reads + d.UARReads, d.Bar0Writes + d.UARWrites,
+		d.Interrupts, d.ResetCount,
+		d.BytesSent, d.BytesReceived, d.BytesRDMARead, d.BytesRDMAWrite,
+		d.IPBytesTx, d.IPBytesRx,
+	}
+}
+
 // Stats is the whole content of one <run_dir>/<id>.stats file.
 type Stats struct {
 	// Socket is the "socket" value of the Instance: block (<run_dir>/<id>.sock).
@@ -161,29 +173,9 @@ func FormatStats(w io.Writer, s *Stats) error {
 	}
 	e.printf("\nWrite count : %d\n\n", s.WriteCount)
 
-	d := &s.Device
 	e.printf("Device Statistics:\n")
-	for _, kv := range [...]struct {
-		k string
-		v uint64
-	}{
-		{"commands", d.Commands},
-		{"bar0_reads", d.Bar0Reads},
-		{"bar0_writes", d.Bar0Writes},
-		{"uar_reads", d.UARReads},
-		{"uar_writes", d.UARWrites},
-		{"mmio_reads_total", d.Bar0Reads + d.UARReads},
-		{"mmio_writes_total", d.Bar0Writes + d.UARWrites},
-		{"interrupts", d.Interrupts},
-		{"reset_count", d.ResetCount},
-		{"total_bytes_sent", d.BytesSent},
-		{"total_bytes_received", d.BytesReceived},
-		{"total_bytes_rdma_read", d.BytesRDMARead},
-		{"total_bytes_rdma_write", d.BytesRDMAWrite},
-		{"total_ip_bytes_tx", d.IPBytesTx},
-		{"total_ip_bytes_rx", d.IPBytesRx},
-	} {
-		e.printf("  %-*s : %d\n", devicePad, kv.k, kv.v)
+	for i, v := range s.Device.values() {
+		e.printf("  %-*s : %d\n", devicePad, DeviceKeys[i], v)
 	}
 
 	e.printf("\nPer-QP Statistics:\n")

@@ -28,13 +28,6 @@ type parsed struct {
 	lif        map[string]uint64
 }
 
-var deviceKeys = []string{
-	"commands", "bar0_reads", "bar0_writes", "uar_reads", "uar_writes",
-	"mmio_reads_total", "mmio_writes_total", "interrupts", "reset_count",
-	"total_bytes_sent", "total_bytes_received", "total_bytes_rdma_read",
-	"total_bytes_rdma_write", "total_ip_bytes_tx", "total_ip_bytes_rx",
-}
-
 // parseStats parses text; it fails on a file that is not complete (empty or
 // cut by a racing write) and on anything it does not understand.
 func parseStats(text string, wantLIF bool) (*parsed, error) {
@@ -95,12 +88,12 @@ func parseStats(text string, wantLIF bool) (*parsed, error) {
 	if !sawWC || !sawQPHeader {
 		return nil, fmt.Errorf("missing Write count or Per-QP header")
 	}
-	for _, k := range deviceKeys {
+	for _, k := range DeviceKeys {
 		if _, ok := p.dev[k]; !ok {
 			return nil, fmt.Errorf("missing device key %s", k)
 		}
 	}
-	if len(p.dev) != len(deviceKeys) {
+	if len(p.dev) != len(DeviceKeys) {
 		return nil, fmt.Errorf("%d device keys", len(p.dev))
 	}
 	if wantLIF && len(p.lif) != len(LIFNames) {

@@ -63,11 +63,13 @@ const shrunkLimit = 3
 
 // track starts a new counter start time when the process changed: a new
 // instance, a new pid, or the same pid with another start time (reuse).
-func (st *instanceState) track(pid int, procStart, now time.Time) {
+// boot is the start when procStart is zero (docs/metrics.md, Counter start
+// times and resets).
+func (st *instanceState) track(pid int, procStart, boot time.Time) {
 	switch {
 	case st.start == 0, st.pid != pid,
 		!procStart.IsZero() && !st.procStart.IsZero() && !procStart.Equal(st.procStart):
-		st.newProcess(pid, procStart, now)
+		st.newProcess(pid, procStart, boot)
 	case st.procStart.IsZero() && !procStart.IsZero() && st.stats == nil:
 		// The start became readable before any counter was published: adopt it.
 		st.procStart = procStart
@@ -78,13 +80,17 @@ func (st *instanceState) track(pid int, procStart, now time.Time) {
 	}
 }
 
-func (st *instanceState) newProcess(pid int, procStart, now time.Time) {
+// newProcess begins a stream. An unknown process start is the boot time: the
+// scrape time would put the start on the stream's first point, where a
+// backend's start-time zero sample lands on a value, and it would differ
+// in a collector restarted meanwhile.
+func (st *instanceState) newProcess(pid int, procStart, boot time.Time) {
 	st.prevWrites, st.hasPrev = 0, st.start != 0
 	if st.stats != nil {
 		st.prevWrites = st.stats.WriteCount
 	}
 	st.pid, st.procStart = pid, procStart
-	start := now
+	start := boot
 	if !procStart.IsZero() {
 		start = procStart
 	}

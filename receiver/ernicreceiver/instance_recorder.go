@@ -25,9 +25,11 @@ import (
 type instanceRecorder struct {
 	mb *metadata.MetricsBuilder
 	// bulk holds the stats recorder's bulk points (nil when off).
-	bulk   *bulkPoints
-	stats  *statsRecorder
-	procs  *procs.Table
+	bulk  *bulkPoints
+	stats *statsRecorder
+	procs *procs.Table
+	// boot is the host's boot time, the start of a process whose own is unknown.
+	boot   time.Time
 	reader *rundir.Reader
 	// health counts the stats files that failed to read.
 	health *runDirHealth
@@ -50,7 +52,7 @@ func (r *instanceRecorder) record(ctx context.Context, dir *os.Root, publish fun
 		errs.add("proc:"+id+":"+err.Error(), 1, fmt.Errorf("instance %s: %w", id, err))
 	}
 	st.observe(inst.PID, proc)
-	st.track(inst.PID, proc.Start, now)
+	st.track(inst.PID, proc.Start, r.boot)
 	r.readStats(ctx, dir, inst, id, st, now, errs)
 	if why := st.notServer(inst.PID, proc); why != "" {
 		errs.add(fmt.Sprintf("not-server:%s:%d:%s", id, inst.PID, proc.Start), 1, fmt.Errorf("instance %s: %s", id, why))
@@ -187,7 +189,22 @@ func (r *instanceRecorder) emitInstance(publish func(pmetric.Metrics), id, role 
 		r.bulk.moveTo(rms.At(0).ScopeMetrics().At(0).Metrics())
 	}
 	if rms.Len() > 0 {
+		clearGaugeStarts(rms.At(0).ScopeMetrics().At(0).Metrics())
 		publish(md)
+	}
+}
+
+// clearGaugeStarts takes off the start time the builder gives every point: a
+// gauge's means nothing (OTLP), and a backend with start-time zero samples
+// (Prometheus 3's created-timestamp ingestion) writes a 0 the gauge never had.
+func clearGaugeStarts(ms pmetric.MetricSlice) {
+	for i := range ms.Len() {
+		if m := ms.At(i); m.Type() == pmetric.MetricTypeGauge {
+			dps := m.Gauge().DataPoints()
+			for j := range dps.Len() {
+				dps.At(j).SetStartTimestamp(0)
+			}
+		}
 	}
 }
 

@@ -82,13 +82,14 @@ func (s *ernicScraper) start(_ context.Context, host component.Host) error {
 	if err != nil {
 		return fmt.Errorf("ernic receiver: %w (set proc_dir to the host's proc filesystem)", err)
 	}
-	if _, err := t.BootTime(); err != nil {
+	boot, err := t.BootTime()
+	if err != nil {
 		return fmt.Errorf("ernic receiver: proc_dir %q: %w (set proc_dir to the host's proc filesystem)", s.cfg.ProcDir, err)
 	}
 	s.procs = t
 	if t.Hidden() {
 		s.logger.Warn("proc_dir is mounted with hidepid: other users' processes are hidden (its stat is readable, its 1 is not), so the liveness of root's rocm-ernic servers cannot be known; "+
-			"their ernic.instance.up and uptime are not published and their start times are the first scrape's. "+
+			"their ernic.instance.up and uptime are not published and their counters start at the host's boot time. "+
 			"Fix: mount -o remount,hidepid=off <proc_dir> (or hidepid=invisible,gid=<a group of the collector's user>, without PrivateUsers=), drop ProtectProc= from the unit, or run the collector as root",
 			zap.String("proc_dir", s.cfg.ProcDir))
 	}
@@ -105,6 +106,7 @@ func (s *ernicScraper) start(_ context.Context, host component.Host) error {
 		bulk:           s.bulk,
 		stats:          newStatsRecorder(s.cfg, s.mb, s.bulk, s.logger),
 		procs:          t,
+		boot:           boot,
 		reader:         s.reader,
 		health:         s.health,
 		runDir:         s.cfg.RunDir,

@@ -28,7 +28,7 @@ func TestScrapeFormatVariants(t *testing.T) {
 		file   string
 		checks func(t *testing.T, md pmetric.Metrics)
 	}{
-		{"old-format.stats", func(t *testing.T, md pmetric.Metrics) {
+		{"regs-format.stats", func(t *testing.T, md pmetric.Metrics) {
 			assert.Equal(t, int64(2), intVal(t, md, "ernic.flr.reset"), "flr_reset_count")
 			assert.Equal(t, int64(900), intVal(t, md, "ernic.mmio.reads"), "regs_reads")
 			assert.Equal(t, int64(300), intVal(t, md, "ernic.mmio.writes"), "regs_writes")
@@ -39,7 +39,7 @@ func TestScrapeFormatVariants(t *testing.T) {
 			assert.Equal(t, int64(2), intVal(t, md, "ernic.qp.wqes.by_opcode", "opcode", "ATOMIC_FETCH_AND_ADD"))
 			assert.Equal(t, int64(1), intVal(t, md, "ernic.qp.wqes.by_opcode", "opcode", "other"))
 		}},
-		{"no-qps-old.stats", func(t *testing.T, md pmetric.Metrics) {
+		{"regs-format-no-qps.stats", func(t *testing.T, md pmetric.Metrics) {
 			assert.Equal(t, int64(0), intVal(t, md, "ernic.qp.count"))
 			assert.Equal(t, int64(0), intVal(t, md, "ernic.connection.up", "state", "disconnected (client closed)"))
 		}},

@@ -23,11 +23,13 @@ import (
 
 // Paths relative to the repository root.
 const (
-	DashboardPath     = "dashboards/ernic.json"
-	RulesPath         = "dashboards/alerts.yaml"
-	MetadataPath      = "receiver/ernicreceiver/metadata.yaml"
-	RuleTestsPath     = "test/dashboards/testdata/alerts_test.yml"
-	DashboardsDocPath = "docs/dashboards.md"
+	DashboardPath = "dashboards/ernic.json"
+	RulesPath     = "dashboards/alerts.yaml"
+	MetadataPath  = "receiver/ernicreceiver/metadata.yaml"
+	// DeliveryMetadataPath defines the delivery telemetry (otelcol_*).
+	DeliveryMetadataPath = "receiver/selftelemetryreceiver/metadata.yaml"
+	RuleTestsPath        = "test/dashboards/testdata/alerts_test.yml"
+	DashboardsDocPath    = "docs/dashboards.md"
 )
 
 // ---------------------------------------------------------------------------

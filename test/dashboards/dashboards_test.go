@@ -5,6 +5,7 @@ package dashboards
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -30,20 +31,65 @@ func loadAll(t *testing.T) (*Dashboard, *RuleFile, *Names) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names, err := LoadNames(filepath.Join(r, MetadataPath))
+	names, err := LoadNames(MetadataPaths(r)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d, rules, names
 }
 
-// TestNamesFromMetadata: the translation of metadata.yaml gives the
-// Prometheus names of the metric contract (a sample of them, with each kind
-// of suffix) and the label names of the attributes.
+// TestNamesFromMetadata: the translation of the receivers' metadata.yaml
+// gives the Prometheus names of the metric contract and of the delivery
+// telemetry (a sample of them, with each kind of suffix) and the label
+// names of the attributes; no delivery name is an ernic name (LoadNames
+// refuses two metrics of one name, across the files too).
 func TestNamesFromMetadata(t *testing.T) {
-	names, err := LoadNames(filepath.Join(root(t), MetadataPath))
+	names, err := LoadNames(MetadataPaths(root(t))...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for prom, otel := range map[string]string{
+		"otelcol_delivery_points_sent_total":               "otelcol.delivery.points.sent",
+		"otelcol_delivery_bytes_sent_total":                "otelcol.delivery.bytes.sent",
+		"otelcol_delivery_points_dropped_total":            "otelcol.delivery.points.dropped",
+		"otelcol_delivery_points_not_written_total":        "otelcol.delivery.points.not_written",
+		"otelcol_delivery_queue_bytes":                     "otelcol.delivery.queue.bytes",
+		"otelcol_delivery_queue_capacity":                  "otelcol.delivery.queue.capacity",
+		"otelcol_delivery_queued_newest_timestamp_seconds": "otelcol.delivery.queued.newest_timestamp",
+		"otelcol_delivery_queue_oldest_timestamp_seconds":  "otelcol.delivery.queue.oldest_timestamp",
+		"otelcol_build_info":                               "otelcol.build.info",
+	} {
+		if got := names.Metrics[prom]; got != otel || !names.Delivery[prom] {
+			t.Errorf("%s: translated from %q (delivery %v), want %q", prom, got, names.Delivery[prom], otel)
+		}
+	}
+	for prom := range names.Metrics {
+		if want := "ernic_"; names.Delivery[prom] {
+			want = "otelcol_"
+			if !strings.HasPrefix(prom, want) {
+				t.Errorf("delivery metric %s is not in the otelcol_ namespace", prom)
+			}
+		} else if !strings.HasPrefix(prom, want) {
+			t.Errorf("ernic metric %s is not in the ernic_ namespace", prom)
+		}
+	}
+	if names.PushOnly["otelcol_build_info"] || !names.PushOnly["otelcol_delivery_queue_points"] {
+		t.Errorf("push-only metrics: %v", names.PushOnly)
+	}
+	for _, l := range []string{"exporter", "reason", "sizer", "version"} {
+		if !names.Labels[l] {
+			t.Errorf("delivery label %s not derived from the attributes", l)
+		}
+	}
+	if names.Labels["service_name"] {
+		t.Error("service.name, an identifying resource attribute, taken for a label")
+	}
+	dup := filepath.Join(t.TempDir(), "metadata.yaml")
+	if err := os.WriteFile(dup, []byte("type: x\nmetrics:\n  ernic.instances:\n    unit: \"{instance}\"\n    gauge: {value_type: int}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadNames(filepath.Join(root(t), MetadataPath), dup); err == nil || !strings.Contains(err.Error(), "both translate to ernic_instances") {
+		t.Errorf("a second definition of ernic_instances was not refused: %v", err)
 	}
 	for prom, otel := range map[string]string{
 		"ernic_instances":               "ernic.instances",
@@ -70,7 +116,7 @@ func TestNamesFromMetadata(t *testing.T) {
 	if !names.Disabled["ernic_qp_wqes_by_opcode_total"] {
 		t.Errorf("ernic_qp_wqes_by_opcode_total not seen as off by default")
 	}
-	t.Logf("%d metrics and %d labels from %s", len(names.Metrics), len(names.Labels), MetadataPath)
+	t.Logf("%d metrics (%d of the delivery telemetry) and %d labels from %v", len(names.Metrics), len(names.Delivery), len(names.Labels), []string{MetadataPath, DeliveryMetadataPath})
 }
 
 // TestDashboardShape: a provisioning-ready dashboard of the current schema
@@ -94,7 +140,7 @@ func TestDashboardShape(t *testing.T) {
 	}
 
 	// Rows, in order.
-	want := []string{"Cluster overview", "Network traffic", "RDMA detail", "Server health", "LIF counters", "WQEs by opcode", "VM metrics"}
+	want := []string{"Cluster overview", "Delivery", "Network traffic", "RDMA detail", "Server health", "LIF counters", "WQEs by opcode", "VM metrics"}
 	if !slices.Equal(d.Rows, want) {
 		t.Errorf("rows %q, want %q", d.Rows, want)
 	}
@@ -245,7 +291,7 @@ func TestDashboardQueries(t *testing.T) {
 		}
 		refs := names.MetricRefs(q.Expr)
 		if len(refs) == 0 {
-			t.Errorf("%s: no ernic_* metric: %s", q.Where, q.Expr)
+			t.Errorf("%s: no ernic_* or otelcol_* metric: %s", q.Where, q.Expr)
 		}
 		for _, m := range refs {
 			used[m] = true
@@ -299,7 +345,7 @@ func TestRulesShape(t *testing.T) {
 			t.Errorf("%s: metrics the receiver does not define: %v", r.Alert, u)
 		}
 		if len(names.MetricRefs(r.Expr)) == 0 {
-			t.Errorf("%s: no ernic_* metric in %q", r.Alert, r.Expr)
+			t.Errorf("%s: no ernic_* or otelcol_* metric in %q", r.Alert, r.Expr)
 		}
 	}
 }
@@ -316,7 +362,7 @@ func TestRulesScaled(t *testing.T) {
 	if len(orig) != len(fast) {
 		t.Fatalf("%d alerts scaled to %d", len(orig), len(fast))
 	}
-	durRE := regexp.MustCompile(`\[[0-9a-z:]+\]`)
+	durRE := regexp.MustCompile(`\[[0-9a-z:]+\]|offset -?[0-9a-z]+`)
 	for i, r := range orig {
 		s := fast[i]
 		t.Logf("%s: for %s -> %s; %v -> %v", r.Alert, r.For, s.For, durRE.FindAllString(r.Expr, -1), durRE.FindAllString(s.Expr, -1))
@@ -346,11 +392,20 @@ func TestRulesScaled(t *testing.T) {
 			t.Errorf("%s scaled by 20: %v (%v), want %s", in, s, err, want)
 		}
 	}
-	for _, in := range []string{`x offset 5m`, `x @ 1000`} {
+	for in, want := range map[string]string{
+		`last_over_time(x[1h] offset 1h)`: `last_over_time(x[3m] offset 3m)`,
+		`x offset -10m`:                   `x offset -30s`,
+		`x{l="offset 5m"}`:                `x{l="offset 5m"}`,
+	} {
 		f := &RuleFile{Groups: []RuleGroup{{Name: "g", Rules: []Rule{{Record: "r", Expr: in}}}}}
-		if _, err := f.Scaled(20); err == nil {
-			t.Errorf("%s scaled without an error: offset and @ are not scaled", in)
+		s, err := f.Scaled(20)
+		if err != nil || s.Groups[0].Rules[0].Expr != want {
+			t.Errorf("%s scaled by 20: %v (%v), want %s", in, s, err, want)
 		}
+	}
+	f := &RuleFile{Groups: []RuleGroup{{Name: "g", Rules: []Rule{{Record: "r", Expr: `x @ 1000`}}}}}
+	if _, err := f.Scaled(20); err == nil {
+		t.Errorf("x @ 1000 scaled without an error: @ is not scaled")
 	}
 }
 

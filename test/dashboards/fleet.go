@@ -52,12 +52,4 @@ func FleetDisabled(path string) ([]string, error) {
 }
 
 // PerQPRefs returns the per-QP metrics expr refers to.
-func (n *Names) PerQPRefs(expr string) []string {
-	var out []string
-	for _, m := range n.MetricRefs(expr) {
-		if n.PerQP[m] {
-			out = append(out, m)
-		}
-	}
-	return out
-}
+func (n *Names) PerQPRefs(expr string) []string { return n.refsIn(expr, n.PerQP) }

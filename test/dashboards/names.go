@@ -6,6 +6,7 @@ package dashboards
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,8 +18,9 @@ import (
 // ---------------------------------------------------------------------------
 // The names the receiver defines.
 
-// Names are the Prometheus names of the receiver's metrics and attributes,
-// as the shipped configurations translate them (OTLP → Prometheus,
+// Names are the Prometheus names of the receivers' metrics and attributes
+// (the ernic receiver's and the selftelemetry receiver's), as the shipped
+// configurations translate them (OTLP → Prometheus,
 // UnderscoreEscapingWithSuffixes: `.` → `_`, unit suffix, `_total` for
 // monotonic sums).
 type Names struct {
@@ -33,9 +35,17 @@ type Names struct {
 	// PerQP are the metrics with a qp attribute, one series per QP: those
 	// the fleet profile (config/fleet.yaml) does not push.
 	PerQP map[string]bool
+	// Delivery are the selftelemetry receiver's metrics (otelcol_*): a
+	// host's, without ernic_id and role.
+	Delivery map[string]bool
+	// PushOnly are the delivery metrics only a push exporter has
+	// (otelcol_delivery_*): a configuration that only serves
+	// (config/local.yaml) publishes none of them.
+	PushOnly map[string]bool
 }
 
 type metadataFile struct {
+	Type               string              `yaml:"type"`
 	ResourceAttributes map[string]struct{} `yaml:"resource_attributes"`
 	Attributes         map[string]struct {
 		NameOverride string `yaml:"name_override"`
@@ -58,19 +68,42 @@ type metadataFile struct {
 // served page.
 var clusterMetrics = map[string]bool{"ernic.instances": true, "ernic.instances.unpublished": true, "ernic.vms": true, "ernic.run_dir.readable": true}
 
-// LoadNames reads the receiver's metadata.yaml at path and translates its
-// metric and attribute names with the OTLP → Prometheus translator the
-// collector's exporters use (github.com/prometheus/otlptranslator).
-func LoadNames(path string) (*Names, error) {
+// LoadNames reads the receivers' metadata.yaml at paths (MetadataPath and
+// DeliveryMetadataPath under a repository root) and translates their metric
+// and attribute names with the OTLP → Prometheus translator the
+// collector's exporters use (github.com/prometheus/otlptranslator). Two
+// metrics that translate to one name, in one file or across them, are an
+// error: their series would collide.
+func LoadNames(paths ...string) (*Names, error) {
+	n := &Names{Metrics: map[string]string{}, Labels: map[string]bool{}, Unlabelled: map[string]bool{}, Disabled: map[string]bool{}, PerQP: map[string]bool{},
+		Delivery: map[string]bool{}, PushOnly: map[string]bool{}}
+	for _, path := range paths {
+		if err := n.load(path); err != nil {
+			return nil, err
+		}
+	}
+	if len(n.Metrics) == 0 {
+		return nil, fmt.Errorf("%v: no metrics", paths)
+	}
+	return n, nil
+}
+
+// MetadataPaths are the receivers' definitions under the repository root.
+func MetadataPaths(root string) []string {
+	return []string{filepath.Join(root, MetadataPath), filepath.Join(root, DeliveryMetadataPath)}
+}
+
+// load adds the names of one receiver's metadata.yaml.
+func (n *Names) load(path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var md metadataFile
 	if err := yaml.Unmarshal(b, &md); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	n := &Names{Metrics: map[string]string{}, Labels: map[string]bool{}, Unlabelled: map[string]bool{}, Disabled: map[string]bool{}, PerQP: map[string]bool{}}
+	delivery := md.Type == "selftelemetry"
 	namer := otlptranslator.NewMetricNamer("", otlptranslator.UnderscoreEscapingWithSuffixes)
 	for name, m := range md.Metrics {
 		var typ otlptranslator.MetricType
@@ -82,14 +115,20 @@ func LoadNames(path string) (*Names, error) {
 		case m.Gauge != nil:
 			typ = otlptranslator.MetricTypeGauge
 		default:
-			return nil, fmt.Errorf("%s: metric %s is neither a sum nor a gauge", path, name)
+			return fmt.Errorf("%s: metric %s is neither a sum nor a gauge", path, name)
 		}
 		prom, err := namer.Build(otlptranslator.Metric{Name: name, Unit: m.Unit, Type: typ})
 		if err != nil {
-			return nil, fmt.Errorf("%s: metric %s: %w", path, name, err)
+			return fmt.Errorf("%s: metric %s: %w", path, name, err)
 		}
 		if other, dup := n.Metrics[prom]; dup {
-			return nil, fmt.Errorf("%s: metrics %s and %s both translate to %s", path, other, name, prom)
+			return fmt.Errorf("%s: metrics %s and %s both translate to %s", path, other, name, prom)
+		}
+		if delivery {
+			n.Delivery[prom] = true
+			if strings.HasPrefix(prom, "otelcol_delivery_") {
+				n.PushOnly[prom] = true
+			}
 		}
 		n.Metrics[prom] = name
 		if clusterMetrics[name] {
@@ -104,11 +143,15 @@ func LoadNames(path string) (*Names, error) {
 	}
 	labeler := otlptranslator.LabelNamer{}
 	// The resource attributes (ernic.id, role) are labels of every series
-	// but the cluster metrics' (resource_to_telemetry_conversion).
+	// but the cluster metrics' (resource_to_telemetry_conversion); the
+	// identifying ones (service.name) become job and instance instead.
 	for name := range md.ResourceAttributes {
+		if strings.HasPrefix(name, "service.") {
+			continue
+		}
 		l, err := labeler.Build(name)
 		if err != nil {
-			return nil, fmt.Errorf("%s: resource attribute %s: %w", path, name, err)
+			return fmt.Errorf("%s: resource attribute %s: %w", path, name, err)
 		}
 		n.Labels[l] = true
 	}
@@ -118,21 +161,19 @@ func LoadNames(path string) (*Names, error) {
 		}
 		l, err := labeler.Build(name)
 		if err != nil {
-			return nil, fmt.Errorf("%s: attribute %s: %w", path, name, err)
+			return fmt.Errorf("%s: attribute %s: %w", path, name, err)
 		}
 		n.Labels[l] = true
 	}
-	if len(n.Metrics) == 0 {
-		return nil, fmt.Errorf("%s: no metrics", path)
-	}
-	return n, nil
+	return nil
 }
 
-// ernicIdentRE matches the identifiers of the project's namespace.
-var ernicIdentRE = regexp.MustCompile(`\bernic_[a-z0-9_]+\b`)
+// ernicIdentRE matches the identifiers of the project's namespaces: the
+// ernic receiver's ernic_* and the selftelemetry receiver's otelcol_*.
+var ernicIdentRE = regexp.MustCompile(`\b(?:ernic|otelcol)_[a-z0-9_]+\b`)
 
-// MetricRefs returns the ernic_* metric names expr refers to: every
-// ernic_[a-z0-9_]+ identifier that is not one of the receiver's label names
+// MetricRefs returns the ernic_* and otelcol_* metric names expr refers to:
+// every such identifier that is not one of the receivers' label names
 // (ernic_id). Identifiers inside quoted strings are skipped.
 func (n *Names) MetricRefs(expr string) []string {
 	var out []string
@@ -144,12 +185,28 @@ func (n *Names) MetricRefs(expr string) []string {
 	return out
 }
 
-// Unknown returns the ernic_* metric names of expr the receiver does not
-// define.
+// Unknown returns the ernic_* and otelcol_* metric names of expr the
+// receivers do not define.
 func (n *Names) Unknown(expr string) []string {
 	var out []string
 	for _, m := range n.MetricRefs(expr) {
 		if _, ok := n.Metrics[m]; !ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// PushOnlyRefs returns the metrics of expr that only a push configuration
+// publishes (otelcol_delivery_*): a query of them may be empty on a
+// backend that scrapes config/local.yaml.
+func (n *Names) PushOnlyRefs(expr string) []string { return n.refsIn(expr, n.PushOnly) }
+
+// refsIn returns the metrics of expr that are in set.
+func (n *Names) refsIn(expr string, set map[string]bool) []string {
+	var out []string
+	for _, m := range n.MetricRefs(expr) {
+		if set[m] {
 			out = append(out, m)
 		}
 	}
@@ -175,8 +232,9 @@ func replaceOutsideStrings(expr string, re *regexp.Regexp, f func(string) string
 	return b.String()
 }
 
-// selectorRE matches an ernic_* identifier and the matchers that follow it.
-var selectorRE = regexp.MustCompile(`\b(ernic_[a-z0-9_]+)\b(\s*\{[^}]*\})?`)
+// selectorRE matches an ernic_* or otelcol_* identifier and the matchers
+// that follow it.
+var selectorRE = regexp.MustCompile(`\b((?:ernic|otelcol)_[a-z0-9_]+)\b(\s*\{[^}]*\})?`)
 
 // HostMatcher is the matcher of the dashboard's host variable: every ernic
 // selector carries it.
@@ -257,7 +315,7 @@ func (n *Names) UnfilteredSelectors(expr string, matchers ...string) []string {
 	var out []string
 	for _, m := range selectorRE.FindAllStringSubmatch(expr, -1) {
 		name, braces := m[1], m[2]
-		if n.Labels[name] || n.Unlabelled[name] {
+		if n.Labels[name] || n.Unlabelled[name] || n.Delivery[name] {
 			continue
 		}
 		for _, want := range matchers {

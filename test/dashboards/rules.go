@@ -104,11 +104,14 @@ func (f *RuleFile) Marshal() ([]byte, error) { return yaml.Marshal(f) }
 // rangeRE matches a range or subquery: [5m], [1h:30s], [1h:].
 var rangeRE = regexp.MustCompile(`\[([0-9][0-9a-z]*)(:([0-9][0-9a-z]*)?)?\]`)
 
+// offsetRE matches an offset modifier: offset 1h, offset -5m.
+var offsetRE = regexp.MustCompile(`\boffset(\s+)(-?)([0-9][0-9a-z]*)`)
+
 // Scaled returns a copy of f in which time runs factor times faster: every
-// `for:` and range or subquery duration is divided by factor (rounded up to
-// a whole second). Numeric thresholds and the evaluating Prometheus's
-// lookback are not scaled (use --query.lookback-delta); an expression with
-// `offset` or `@` is refused.
+// `for:`, range or subquery duration and offset is divided by factor
+// (rounded up to a whole second). Numeric thresholds and the evaluating
+// Prometheus's lookback are not scaled (use --query.lookback-delta); an
+// expression with `@` is refused.
 func (f *RuleFile) Scaled(factor int) (*RuleFile, error) {
 	scale := func(s string) (string, error) {
 		d, err := model.ParseDuration(s)
@@ -130,10 +133,19 @@ func (f *RuleFile) Scaled(factor int) (*RuleFile, error) {
 		}
 		for _, r := range g.Rules {
 			name := r.Alert + r.Record
-			if code := stripStrings(r.Expr); strings.Contains(code, "offset") || strings.Contains(code, "@") {
-				return nil, fmt.Errorf("rule %s: offset and @ are not scaled; extend Scaled", name)
+			if code := stripStrings(r.Expr); strings.Contains(code, "@") {
+				return nil, fmt.Errorf("rule %s: @ is not scaled; extend Scaled", name)
 			}
 			var serr error
+			r.Expr = replaceOutsideStrings(r.Expr, offsetRE, func(s string) string {
+				m := offsetRE.FindStringSubmatch(s)
+				off, err := scale(m[3])
+				if err != nil {
+					serr = err
+					return s
+				}
+				return "offset" + m[1] + m[2] + off
+			})
 			r.Expr = replaceOutsideStrings(r.Expr, rangeRE, func(s string) string {
 				m := rangeRE.FindStringSubmatch(s)
 				rng, err := scale(m[1])

@@ -21,9 +21,11 @@ import (
 	"github.com/rocm-ernic/otelcol-ernic/exporter/prometheustextexporter"
 	"github.com/rocm-ernic/otelcol-ernic/exporter/remotewriteexporter"
 	"github.com/rocm-ernic/otelcol-ernic/extension/queuestorageextension"
+	"github.com/rocm-ernic/otelcol-ernic/receiver/selftelemetryreceiver"
 )
 
-// Each exporter's and the queue_storage extension's README documents every
+// Each exporter's, the selftelemetry receiver's and the queue_storage
+// extension's README documents every
 // top-level setting of its configuration in its configuration table, and
 // names no setting the configuration does not have: a setting added or
 // renamed without its README fails here.
@@ -39,6 +41,7 @@ func TestComponentREADMEConfigTablesMatchConfigs(t *testing.T) {
 		{"../../exporter/remotewriteexporter/README.md", remotewriteexporter.NewFactory().CreateDefaultConfig(), []string{"endpoint", "headers", "sending_queue", "max_samples_per_send", "protobuf_message"}},
 		{"../../exporter/otlpdurableexporter/README.md", otlpdurableexporter.NewFactory().CreateDefaultConfig(), []string{"endpoint", "timeout", "keepalive", "merge_window"}},
 		{"../../exporter/otlphttpdurableexporter/README.md", otlphttpdurableexporter.NewFactory().CreateDefaultConfig(), []string{"endpoint", "metrics_endpoint", "encoding", "compression"}},
+		{"../../receiver/selftelemetryreceiver/README.md", selftelemetryreceiver.NewFactory().CreateDefaultConfig(), []string{"collection_interval", "host_name", "metrics", "resource_attributes"}},
 		{"../../extension/queuestorageextension/README.md", queuestorageextension.NewFactory().CreateDefaultConfig(), []string{"directory", "fsync", "set_aside"}},
 	} {
 		t.Run(filepath.Base(filepath.Dir(c.readme)), func(t *testing.T) {

@@ -15,18 +15,19 @@ import (
 )
 
 // The comments of the shipped configurations and of the systemd unit point
-// to the docs for their figures ("docs/operations.md, Sizing"): every page
+// to the docs for their figures ("docs/operations.md, Sizing", "deploy/README.md,
+// Credentials"): every page
 // they name exists, and so does every section, as the start of a heading.
 func TestConfigCommentsPointToDocSections(t *testing.T) {
 	files, err := filepath.Glob("../../config/*.yaml")
 	require.NoError(t, err)
 	files = append(files, "../../deploy/otelcol-ernic.service")
-	ref := regexp.MustCompile(`docs/([a-z-]+\.md)(?:,\s+([A-Z][^).;:]*))?`)
+	ref := regexp.MustCompile(`((?:docs/[a-z-]+|deploy/README)\.md)(?:,\s+([A-Z][^).;:]*))?`)
 	n := 0
 	for _, file := range files {
 		for _, m := range ref.FindAllStringSubmatch(commentText(t, file), -1) {
 			n++
-			headings := docHeadings(t, "../../docs/"+m[1])
+			headings := docHeadings(t, "../../"+m[1])
 			if m[2] == "" {
 				continue
 			}
@@ -34,7 +35,7 @@ func TestConfigCommentsPointToDocSections(t *testing.T) {
 			for _, h := range headings {
 				found = found || strings.HasPrefix(h, strings.TrimSpace(m[2]))
 			}
-			assert.True(t, found, "%s: docs/%s has no section %q", file, m[1], m[2])
+			assert.True(t, found, "%s: %s has no section %q", file, m[1], m[2])
 		}
 	}
 	require.Greater(t, n, 10, "references found")

@@ -27,6 +27,7 @@ func TestComponentsShipInThisDistribution(t *testing.T) {
 	says := regexp.MustCompile(`(?m)^(?:\| )?Distributions:? \|? ?otelcol-ernic, this repository's`)
 	for _, dir := range []string{
 		"receiver/ernicreceiver",
+		"receiver/selftelemetryreceiver",
 		"exporter/remotewriteexporter",
 		"exporter/prometheustextexporter",
 		"exporter/otlpdurableexporter",

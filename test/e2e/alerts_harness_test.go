@@ -190,14 +190,19 @@ func (a *alertRun) waitResolved(names ...string) {
 	}
 }
 
-// checkCycles checks the timings of every provoked alert (pending, then
-// firing, then resolved after its condition ended), and that no alert was
-// active but the provoked ones (device resets excepted: the simulator
-// resets a worker every 60s by itself).
-func (a *alertRun) checkCycles(t *testing.T) {
+// checkCycles returns the check of the timings of the provoked alerts
+// names, in that order (pending, then firing, then resolved after its
+// condition ended), and that no alert was active but the provoked ones
+// (device resets excepted: the simulator resets a worker every 60s by
+// itself).
+func (a *alertRun) checkCycles(names ...string) func(*testing.T) {
+	return func(t *testing.T) { a.checkCyclesOf(t, names) }
+}
+
+func (a *alertRun) checkCyclesOf(t *testing.T, names []string) {
 	watch, ev := a.watch, a.ev
 	var rows []string
-	for _, name := range []string{"down", "restart", "flr", "reset", "errors", "stuck", "lost", "nodata", "hostnodata", "rundir"} {
+	for _, name := range names {
 		e := ev[name]
 		c, _ := watch.cycle(e.key, e.at)
 		row := fmt.Sprintf("%-58s pending +%v, firing +%v", e.key, c.pending.Sub(e.at).Round(100*time.Millisecond), c.firing.Sub(e.at).Round(100*time.Millisecond))

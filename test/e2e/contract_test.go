@@ -191,7 +191,7 @@ func check(mfs map[string]*dto.MetricFamily, want map[string][]sample) []string 
 	}
 	for name := range mfs {
 		if strings.HasPrefix(name, "ernic_") && !known[name] {
-			bad("%s: family not in the metric contract (add a row to shared/spec/metrics.md or beyondContract)", name)
+			bad("%s: family not in the metric contract (add a row to docs/metrics.md and beyondContract)", name)
 		}
 	}
 	sort.Strings(problems)

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -137,6 +138,8 @@ func TestDashboardsAndAlerts(t *testing.T) {
 	// The only host falls silent too: ErnicHostNoData names it (TestFleet
 	// shows it names that host alone among several).
 	a.ev["hostnodata"] = &provoked{key: alertKey{name: "ErnicHostNoData"}, how: "collector stopped (SIGTERM)", at: a.ev["nodata"].at}
+	// Its build info stops too: ErnicDeliverySilent, after its 10m (30s).
+	a.ev["silent"] = &provoked{key: alertKey{name: "ErnicDeliverySilent"}, how: "collector stopped (SIGTERM)", at: a.ev["nodata"].at}
 	a.must(c.Signal(syscall.SIGTERM))
 	select {
 	case <-c.Exited():
@@ -145,6 +148,7 @@ func TestDashboardsAndAlerts(t *testing.T) {
 	}
 	a.waitFiring("hostnodata")
 	a.waitFiring("nodata")
+	a.waitFiring("silent")
 	// The collector comes back on a run directory that is not there
 	// (rocm-ernic stopped, or a wrong ERNIC_RUN_DIR): it publishes only
 	// ernic_run_dir_readable 0, so the no-data alerts go on and
@@ -158,11 +162,15 @@ func TestDashboardsAndAlerts(t *testing.T) {
 	for _, name := range []string{"nodata", "hostnodata"} {
 		a.ev[name].how += "; ended by moving the run directory back under the restarted collector"
 	}
+	// The restarted collector sends its build info at once, run directory
+	// or not.
+	a.ev["silent"].ends = a.ev["rundir"].at
+	a.ev["silent"].how += "; ended by the restart"
 	a.end("rundir", "moving the run directory back", func() error {
 		a.ev["nodata"].ends, a.ev["hostnodata"].ends = time.Now(), time.Now()
 		return os.Rename(r.runDir+".away", r.runDir)
 	})
-	a.waitResolved("rundir", "nodata", "hostnodata")
+	a.waitResolved("rundir", "nodata", "hostnodata", "silent")
 	// A few collections after the restart, for the instant queries.
 	eventually(t, waitTimeout, "data again", func() []string {
 		if v, err := instant(`count(rate(ernic_stats_writes_total[6s]) > 0)`); err != nil || len(v) != 1 || v[0].Value != 3 {
@@ -172,8 +180,14 @@ func TestDashboardsAndAlerts(t *testing.T) {
 	})
 	stop := time.Now()
 
-	t.Run("alert_cycles", a.checkCycles)
-	t.Run("queries_return_data", func(t *testing.T) { checkQueriesReturnData(t, ctx, p, board, rules, start, stop) })
+	t.Run("alert_cycles", a.checkCycles("down", "restart", "flr", "reset", "errors", "stuck", "lost", "nodata", "hostnodata", "silent", "rundir"))
+	// The other delivery alerts need a failing backend (TestDeliveryAlerts
+	// provokes them), and ErnicDeliverySilent's shipped expression 10
+	// minutes of silence: its scaled copy fired and resolved above.
+	here := slices.DeleteFunc(rules.Alerts(), func(r dashboards.Rule) bool {
+		return strings.HasPrefix(r.Alert, "ErnicDelivery")
+	})
+	t.Run("queries_return_data", func(t *testing.T) { checkQueriesReturnData(t, ctx, p, board, here, start, stop) })
 	if share, err := p.ScalarAt(ctx, `avg(rate(ernic_rdma_bytes_total{role="worker"}[30s]) / (rate(ernic_rdma_bytes_total{role="worker"}[30s]) + rate(ernic_ip_bytes_total{role="worker"}[30s])))`, stop); err == nil {
 		t.Logf("RDMA share of all bytes, workers' average: %.3f", share)
 	}
@@ -250,11 +264,12 @@ func startLIFBurst(s *sim.Sim, id int, burst map[string]uint64) (stop func() err
 	}
 }
 
-// checkQueriesReturnData: every dashboard query (but the VM row's), every
-// shipped rule expression and every documented example returns series. Range
+// checkQueriesReturnData: every dashboard query (but the VM row's), the
+// expression of each rule of rules and every documented example returns
+// series. Range
 // queries over the whole run from start to stop, as a panel or annotation
 // shows them; instant ones at stop, over the whole run for $__range.
-func checkQueriesReturnData(t *testing.T, ctx context.Context, p *harness.Prometheus, board *dashboards.Dashboard, rules *dashboards.RuleFile, start, stop time.Time) {
+func checkQueriesReturnData(t *testing.T, ctx context.Context, p *harness.Prometheus, board *dashboards.Dashboard, rules []dashboards.Rule, start, stop time.Time) {
 	vars := harnessVars
 	vars.Range = fmt.Sprintf("%ds", int(math.Ceil(stop.Sub(start).Seconds())))
 	count := func(q string, rangeQuery bool) (int, error) {
@@ -282,7 +297,7 @@ func checkQueriesReturnData(t *testing.T, ctx context.Context, p *harness.Promet
 			t.Errorf("%s: %d series (%v)\n%s", q.Where, n, err, expr)
 		}
 	}
-	for _, a := range rules.Alerts() {
+	for _, a := range rules {
 		n, err := count(a.Expr, true)
 		lines = append(lines, fmt.Sprintf("%3d  rule %s (shipped expression)", n, a.Alert))
 		if err != nil || n == 0 {

@@ -43,7 +43,12 @@ func (r *rwSetup) setEnv(name, value string) {
 
 // newestAge is how old the newest sample of sel is in Prometheus.
 func (r *rwSetup) newestAge(ctx context.Context, sel string) (time.Duration, error) {
-	v, err := r.prom.Vector(ctx, "timestamp("+sel+")", time.Now())
+	return newestAge(ctx, r.prom, sel)
+}
+
+// newestAge is how old the newest sample of sel is in prom.
+func newestAge(ctx context.Context, prom *harness.Prometheus, sel string) (time.Duration, error) {
+	v, err := prom.Vector(ctx, "timestamp("+sel+")", time.Now())
 	if err != nil {
 		return 0, err
 	}

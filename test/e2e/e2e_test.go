@@ -6,7 +6,7 @@
 // Package e2e runs the otelcol-ernic distribution as users run it, with
 // config/local.yaml, against a run directory written from fixtures, and
 // checks the Prometheus exposition against the metric contract
-// (shared/spec/metrics.md): every family present with its type and exact
+// (the metric table of docs/metrics.md): every family present with its type and exact
 // label set, and values equal to what the fixture files hold.
 //
 // Run with `make e2e-test`; the e2e build tag keeps them out of `go test
@@ -30,12 +30,14 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/rocm-ernic/otelcol-ernic/internal/testcert"
 	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // opcodeReceiver is the receiver part of the configuration overrides of
 // the tests that check every metric: a 1s scrape and the off-by-default
-// per-opcode metric on. The metric name has dots, which --set=a::b=c
+// per-opcode metric on, and the delivery telemetry every second too (the
+// dashboard's rates take a few samples). The metric name has dots, which --set=a::b=c
 // splits into keys, so it comes from a file.
 const opcodeReceiver = `receivers:
   ernic:
@@ -43,6 +45,8 @@ const opcodeReceiver = `receivers:
     metrics:
       ernic.qp.wqes.by_opcode:
         enabled: true
+  selftelemetry:
+    collection_interval: 1s
 `
 
 // waitTimeout bounds how long the collector gets to serve the expected
@@ -63,12 +67,41 @@ var validateEndpoints = map[string]string{
 	"otlphttp.yaml": "http://127.0.0.1:4318",
 }
 
+// overlays are the configurations in config/ that are added to others with
+// a second --config, and what each is added to.
+var overlays = map[string][]string{
+	"debug.yaml":                        {"local.yaml"},
+	"local-tls.yaml":                    {"local.yaml"},
+	"fleet.yaml":                        {"prometheus-remote-write.yaml", "otlp.yaml", "otlphttp.yaml"},
+	"prometheus-remote-write-auth.yaml": {"prometheus-remote-write.yaml"},
+	"otlp-auth.yaml":                    {"otlp.yaml"},
+	"otlphttp-auth.yaml":                {"otlphttp.yaml"},
+}
+
+// overlayEnv is the variables without a default that an overlay needs:
+// files the test writes.
+func overlayEnv(t *testing.T, overlay string) []string {
+	t.Helper()
+	switch overlay {
+	case "local-tls.yaml":
+		ca := testcert.NewCA(t, "validate CA")
+		dir := t.TempDir()
+		cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+		ca.Server(t, "host").Write(t, cert, key)
+		return []string{"ERNIC_EXPORTER_CERT_FILE=" + cert, "ERNIC_EXPORTER_KEY_FILE=" + key,
+			"ERNIC_EXPORTER_TOKEN_FILE=" + harness.WriteFile(t, "token", "scrape-token\n")}
+	case "prometheus-remote-write-auth.yaml", "otlp-auth.yaml", "otlphttp-auth.yaml":
+		return []string{"ERNIC_PUSH_TOKEN_FILE=" + harness.WriteFile(t, "token", "push-token\n")}
+	}
+	return nil
+}
+
 // TestValidateConfigs: every configuration in config/ is valid for the
 // distribution as it is (defaults of every ${env:...} that has one). The
 // configurations that need an endpoint are also checked to fail without it,
 // so that a missing variable stops the collector instead of sending nowhere.
-// The overlays are validated on what they overlay: debug.yaml on
-// local.yaml, fleet.yaml on each push configuration.
+// The overlays are validated on what they overlay (overlays), and those
+// that need variables (the credentials' files) fail without them.
 func TestValidateConfigs(t *testing.T) {
 	bin := harness.CollectorBinary(t)
 	root := harness.RepoRoot(t)
@@ -85,44 +118,40 @@ func TestValidateConfigs(t *testing.T) {
 			t.Errorf("config/%s missing (have %v)", want, names)
 		}
 	}
-	validate := func(config string, env []string) ([]byte, error) {
-		cmd := exec.Command(bin, "validate", "--config", config)
+	validate := func(env []string, configs ...string) ([]byte, error) {
+		args := []string{"validate"}
+		for _, c := range configs {
+			args = append(args, "--config", filepath.Join(root, "config", c))
+		}
+		cmd := exec.Command(bin, args...)
 		cmd.Dir = root
 		cmd.Env = append(harness.CleanEnv(), env...)
 		return cmd.CombinedOutput()
 	}
-	for _, config := range configs {
-		name := filepath.Base(config)
+	baseEnv := func(name string) []string {
+		env := slices.Clone(validateEnv)
+		if ep, ok := validateEndpoints[name]; ok {
+			env = append(env, "ERNIC_OTLP_ENDPOINT="+ep)
+		}
+		return env
+	}
+	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
-			env := slices.Clone(validateEnv)
-			if ep, ok := validateEndpoints[name]; ok {
-				env = append(env, "ERNIC_OTLP_ENDPOINT="+ep)
-			}
-			if name == "fleet.yaml" {
-				// An overlay of each push configuration (the fleet profile).
-				for push, ep := range map[string]string{"prometheus-remote-write.yaml": "", "otlp.yaml": validateEndpoints["otlp.yaml"], "otlphttp.yaml": validateEndpoints["otlphttp.yaml"]} {
-					env := slices.Clone(validateEnv)
-					if ep != "" {
-						env = append(env, "ERNIC_OTLP_ENDPOINT="+ep)
+			if bases, ok := overlays[name]; ok {
+				extra := overlayEnv(t, name)
+				for _, base := range bases {
+					if out, err := validate(append(baseEnv(base), extra...), base, name); err != nil || len(bytes.TrimSpace(out)) > 0 {
+						t.Errorf("validate %s + %s: %v\n%s", base, name, err, out)
 					}
-					cmd := exec.Command(bin, "validate", "--config", filepath.Join(root, "config", push), "--config", config)
-					cmd.Dir, cmd.Env = root, append(harness.CleanEnv(), env...)
-					if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
-						t.Errorf("validate %s + fleet.yaml: %v\n%s", push, err, out)
+					if len(extra) > 0 {
+						if out, err := validate(baseEnv(base), base, name); err == nil {
+							t.Errorf("%s + %s validates without %v; want an error\n%s", base, name, extra, out)
+						}
 					}
 				}
 				return
 			}
-			if name == "debug.yaml" {
-				// An overlay of local.yaml (make run).
-				cmd := exec.Command(bin, "validate", "--config", filepath.Join(root, "config", "local.yaml"), "--config", config)
-				cmd.Dir, cmd.Env = root, harness.CleanEnv()
-				if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
-					t.Fatalf("validate local.yaml + debug.yaml: %v\n%s", err, out)
-				}
-				return
-			}
-			out, err := validate(config, env)
+			out, err := validate(baseEnv(name), name)
 			if err != nil {
 				t.Fatalf("otelcol-ernic validate --config config/%s: %v\n%s", name, err, out)
 			}
@@ -131,7 +160,7 @@ func TestValidateConfigs(t *testing.T) {
 			}
 			// Without its endpoint, a push configuration must not validate.
 			if name != "local.yaml" {
-				if out, err := validate(config, nil); err == nil {
+				if out, err := validate(nil, name); err == nil {
 					t.Errorf("config/%s validates without its endpoint variable; want an error\n%s", name, out)
 				}
 			}

@@ -84,14 +84,8 @@ func (f *instanceFixture) dev(name string) uint64 {
 func fixtures(now time.Time) []*instanceFixture {
 	pid := os.Getpid()
 	device := func(base uint64) []kv {
-		names := []string{
-			"commands", "bar0_reads", "bar0_writes", "uar_reads", "uar_writes",
-			"mmio_reads_total", "mmio_writes_total", "interrupts", "reset_count",
-			"total_bytes_sent", "total_bytes_received", "total_bytes_rdma_read",
-			"total_bytes_rdma_write", "total_ip_bytes_tx", "total_ip_bytes_rx",
-		}
-		out := make([]kv, len(names))
-		for i, n := range names {
+		out := make([]kv, len(sim.DeviceKeys))
+		for i, n := range sim.DeviceKeys {
 			out[i] = kv{n, base + uint64(i)*1009}
 		}
 		return out
@@ -181,7 +175,7 @@ func manifest(runDir string, insts []*instanceFixture) []sim.Instance {
 }
 
 // statsText renders <id>.stats in the current server's layout
-// (run-dir-format.md §3), padding included. It is not internal/sim's
+// (receiver/ernicreceiver/internal/rundir/README.md §3), padding included. It is not internal/sim's
 // FormatStats on purpose: the fixtures hold what the simulator never
 // writes (LIF counters at device level, a fork's trailing section, LIF
 // counters outside struct order and unknown ones, mmio totals that are not

@@ -33,7 +33,7 @@ func TestFleetProfileDashboard(t *testing.T) {
 	root := harness.RepoRoot(t)
 	harness.CollectorBinary(t)
 	board, _, _ := loadBoardAndRules(t)
-	names, err := dashboards.LoadNames(filepath.Join(root, dashboards.MetadataPath))
+	names, err := dashboards.LoadNames(dashboards.MetadataPaths(root)...)
 	if err != nil {
 		t.Fatal(err)
 	}

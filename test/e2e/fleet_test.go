@@ -27,9 +27,10 @@ import (
 // its own.
 var fleetHosts = []string{"gpu-fleet-a", "gpu-fleet-b", "gpu-fleet-c"}
 
-// fleetOverride scrapes every second and turns on the per-opcode metric
-// (off by default), so that every panel of the dashboard has series.
-const fleetOverride = "receivers:\n  ernic:\n    collection_interval: 1s\n    metrics:\n      ernic.qp.wqes.by_opcode:\n        enabled: true\n"
+// fleetOverride scrapes every second, the delivery telemetry too, and
+// turns on the per-opcode metric (off by default), so that every panel of
+// the dashboard has series.
+const fleetOverride = "receivers:\n  ernic:\n    collection_interval: 1s\n    metrics:\n      ernic.qp.wqes.by_opcode:\n        enabled: true\n  selftelemetry:\n    collection_interval: 1s\n"
 
 // fleetBackend is one Prometheus of TestFleet and the instance label it
 // gives a host: its name when the host pushes, its scrape target when it
@@ -38,6 +39,9 @@ type fleetBackend struct {
 	name     string
 	p        *harness.Prometheus
 	instance func(h *fleetHost) string
+	// scraped: the hosts' config/local.yaml endpoints, which have no push
+	// exporter and so no delivery series but the build info.
+	scraped bool
 }
 
 // fleetHost is one host of TestFleet: its simulator and its three
@@ -93,9 +97,9 @@ func TestFleet(t *testing.T) {
 		"global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: ernic\n    static_configs:\n      - targets: [%s]\n", strings.Join(targets, ", ")))
 
 	backends := []fleetBackend{
-		{"remote write (Prometheus 2.42)", rw, func(h *fleetHost) string { return h.name }},
-		{"OTLP (Prometheus 3)", p3, func(h *fleetHost) string { return h.name }},
-		{"scrape (Prometheus 2.42)", scr, func(h *fleetHost) string { return fmt.Sprintf("127.0.0.1:%d", h.pullPort) }},
+		{"remote write (Prometheus 2.42)", rw, func(h *fleetHost) string { return h.name }, false},
+		{"OTLP (Prometheus 3)", p3, func(h *fleetHost) string { return h.name }, false},
+		{"scrape (Prometheus 2.42)", scr, func(h *fleetHost) string { return fmt.Sprintf("127.0.0.1:%d", h.pullPort) }, true},
 	}
 
 	// Per host and backend: the series of the host's own endpoint, with

@@ -202,7 +202,7 @@ func TestFleetThanos(t *testing.T) {
 		}
 		return nil
 	})
-	checkFleetDashboard(ctx, t, board, fleetBackend{"Thanos query, a receiver killed", q, instance}, hosts)
+	checkFleetDashboard(ctx, t, board, fleetBackend{"Thanos query, a receiver killed", q, instance, false}, hosts)
 
 	for _, h := range hosts {
 		if l := h.rw.Log.String(); strings.Contains(l, "rejected") || strings.Contains(l, "Dropping data") {

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -155,6 +156,29 @@ func runCollectorLog(t *testing.T, env []string, log *harness.LockedBuffer, conf
 	return harness.StartCollector(t, harness.ConfigArgs(configs...), env, log, false)
 }
 
+// secondCollectorConfig writes the config of a second collector (the test
+// build): OTLP/gRPC in on port, out through otlp_http with the settings
+// given (indented under it).
+func secondCollectorConfig(t *testing.T, name string, port int, otlpHTTP string) string {
+	t.Helper()
+	return harness.WriteFile(t, name, fmt.Sprintf(`receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: 127.0.0.1:%d
+exporters:
+  otlp_http:
+%sservice:
+  pipelines:
+    metrics:
+      receivers: [otlp]
+      exporters: [otlp_http]
+  telemetry:
+    metrics:
+      level: none
+`, port, otlpHTTP))
+}
+
 // fastQueueOverride writes a config added after a shipped OTLP config for
 // the fault tests: a scrape every second, and the exporter (otlp_durable
 // or otlp_http_durable) merging for mergeWindow and retrying at least
@@ -187,25 +211,7 @@ func TestOTLPToSecondCollector(t *testing.T) {
 
 	// The second collector: OTLP gRPC in, OTLP/HTTP JSON out to the sink.
 	grpcPort := harness.FreePort(t)
-	second := harness.WriteFile(t, "second.yaml", fmt.Sprintf(`receivers:
-  otlp:
-    protocols:
-      grpc:
-        endpoint: 127.0.0.1:%d
-exporters:
-  otlp_http:
-    metrics_endpoint: %s
-    encoding: json
-    compression: none
-service:
-  pipelines:
-    metrics:
-      receivers: [otlp]
-      exporters: [otlp_http]
-  telemetry:
-    metrics:
-      level: none
-`, grpcPort, sink.url))
+	second := secondCollectorConfig(t, "second.yaml", grpcPort, "    metrics_endpoint: "+sink.url+"\n    encoding: json\n    compression: none\n")
 	harness.StartTestBuildCollector(t, harness.ConfigArgs(second), nil, nil, false)
 
 	// The first collector: the shipped otlp.yaml, scraping every second,
@@ -259,7 +265,7 @@ service:
 	for _, inst := range s.Instances() {
 		starts[strconv.Itoa(inst.ID)] = pcommon.NewTimestampFromTime(processStart(inst.PID))
 	}
-	checked := 0
+	checked, delivery := 0, 0
 	for name, a := range seen {
 		m := a.m
 		var keys []string
@@ -271,6 +277,16 @@ service:
 		// turned on by the config) and the job and instance of
 		// resource/host; the cluster gauges': the host only.
 		host := []string{"host.name", "service.instance.id", "service.name"}
+		if strings.HasPrefix(name, "otelcol.") {
+			// The delivery telemetry: the host, and the ernic job that
+			// resource/host gives the selftelemetry receiver's resource.
+			job, _ := a.res.Get("service.name")
+			if !slices.Equal(keys, host) || job.Str() != "ernic" {
+				t.Errorf("%s: resource %v, want %v with service.name ernic", name, a.res.AsRaw(), host)
+			}
+			delivery++
+			continue
+		}
 		switch name {
 		case "ernic.instances", "ernic.instances.unpublished", "ernic.vms", "ernic.run_dir.readable":
 			if !slices.Equal(keys, host) {
@@ -333,5 +349,10 @@ service:
 	if checked == 0 {
 		t.Error("no sum data point checked")
 	}
-	t.Logf("OTLP through a second collector: %d metrics in %d batches; %d sum points start at their process start", len(seen), len(sink.batches()), checked)
+	if b, ok := seen["otelcol.build.info"]; !ok || b.m.Gauge().DataPoints().Len() != 1 {
+		t.Error("otelcol.build.info did not arrive through the second collector")
+	} else if v, _ := b.m.Gauge().DataPoints().At(0).Attributes().Get("version"); v.Str() != harness.CollectorVersion(t) {
+		t.Errorf("otelcol.build.info: version %q, want the binary's %q", v.Str(), harness.CollectorVersion(t))
+	}
+	t.Logf("OTLP through a second collector: %d metrics (%d of the delivery telemetry) in %d batches; %d sum points start at their process start", len(seen), delivery, len(sink.batches()), checked)
 }

@@ -8,6 +8,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
+	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // The remote-write tests run config/prometheus-remote-write.yaml as shipped,
@@ -64,11 +66,18 @@ func TestRemoteWriteContract(t *testing.T) {
 	})
 	t.Logf("remote write: %d ernic_* families in Prometheus (contract %d + beyond %d), labels exact, after %v",
 		families, len(contract), len(beyondContract), time.Since(start).Round(time.Millisecond))
-	// Nothing else was written: no target_info, no other series (this
-	// Prometheus scrapes nothing, not even itself).
-	if v, err := r.prom.Vector(ctx, `{__name__=~".+",__name__!~"ernic_.+"}`, time.Now()); err != nil || len(v) > 0 {
-		t.Errorf("series other than ernic_* in Prometheus (%v): %v", err, v)
+	// Nothing else was written but the delivery telemetry, under the same
+	// job and instance: no target_info, no other series (this Prometheus
+	// scrapes nothing, not even itself).
+	if v, err := r.prom.Vector(ctx, `{__name__=~".+",__name__!~"ernic_.+|otelcol_delivery_.+|otelcol_build_info"}`, time.Now()); err != nil || len(v) > 0 {
+		t.Errorf("series other than ernic_* and the delivery telemetry in Prometheus (%v): %v", err, v)
 	}
+	hostName, _ := os.Hostname()
+	build := fmt.Sprintf(`otelcol_build_info{job="ernic", instance=%q, version=%q}`, hostName, harness.CollectorVersion(t))
+	if got, err := r.prom.ScalarAt(ctx, build, time.Now()); err != nil || got != 1 {
+		t.Errorf("%s = %v (%v), want 1", build, got, err)
+	}
+	checkDeliveryFamilies(t, ctx, r.prom, hostName)
 	for q, want := range map[string]float64{"ernic_instances": 3, "ernic_vms": 2} {
 		if got, err := r.prom.ScalarAt(ctx, q, time.Now()); err != nil || got != want {
 			t.Errorf("%s = %v (%v), want %v", q, got, err, want)
@@ -185,4 +194,61 @@ func countAt(writes []simWrite, at time.Time) (uint64, bool) {
 		return 0, false
 	}
 	return writes[i-1].count, true
+}
+
+// deliveryLabels are the labels of each family of the delivery telemetry
+// that a healthy remote write always has, beside job and instance.
+var deliveryLabels = map[string][]string{
+	"otelcol_delivery_points_sent_total":               {"exporter"},
+	"otelcol_delivery_bytes_sent_total":                {"exporter"},
+	"otelcol_delivery_points_dropped_total":            {"exporter", "reason"},
+	"otelcol_delivery_points_not_written_total":        {"exporter"},
+	"otelcol_delivery_queue_points":                    {"exporter"},
+	"otelcol_delivery_queue_bytes":                     {"exporter"},
+	"otelcol_delivery_queue_capacity":                  {"exporter", "sizer"},
+	"otelcol_delivery_queued_newest_timestamp_seconds": {"exporter"},
+	"otelcol_delivery_sent_newest_timestamp_seconds":   {"exporter"},
+	"otelcol_build_info":                               {"version"},
+}
+
+// checkDeliveryFamilies: the delivery telemetry of the shipped
+// remote-write configuration is in Prometheus, every family with exactly
+// its labels and the host's job and instance, exporter="remote_write".
+func checkDeliveryFamilies(t *testing.T, ctx context.Context, p *harness.Prometheus, host string) {
+	t.Helper()
+	eventually(t, waitTimeout, "the delivery telemetry in Prometheus", func() []string {
+		v, err := p.Vector(ctx, `{__name__=~"otelcol_.+"}`, time.Now())
+		if err != nil {
+			return []string{err.Error()}
+		}
+		var problems []string
+		seen := map[string]bool{}
+		for _, s := range v {
+			name := string(s.Metric[model.MetricNameLabel])
+			seen[name] = true
+			want, ok := deliveryLabels[name]
+			if !ok {
+				continue // a retry or rejection reason, or the oldest queued time
+			}
+			var got []string
+			for l := range s.Metric {
+				if l != model.MetricNameLabel {
+					got = append(got, string(l))
+				}
+			}
+			want = append(slices.Clone(want), "instance", "job")
+			sort.Strings(got)
+			sort.Strings(want)
+			if !slices.Equal(got, want) || s.Metric["instance"] != model.LabelValue(host) || s.Metric["job"] != "ernic" ||
+				(s.Metric["exporter"] != "" && s.Metric["exporter"] != "remote_write") {
+				problems = append(problems, fmt.Sprintf("%s: want the labels %v, instance %q, job ernic, exporter remote_write", s.Metric, want, host))
+			}
+		}
+		for name := range deliveryLabels {
+			if !seen[name] {
+				problems = append(problems, name+": missing")
+			}
+		}
+		return problems
+	})
 }

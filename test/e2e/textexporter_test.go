@@ -103,7 +103,7 @@ func compareFamilies(a, b map[string]*dto.MetricFamily) []string {
 		if fa.GetType() != fb.GetType() || fa.GetHelp() != fb.GetHelp() {
 			out = append(out, fmt.Sprintf("%s: type/help %v %q vs %v %q", name, fa.GetType(), fa.GetHelp(), fb.GetType(), fb.GetHelp()))
 		}
-		va, vb := seriesValues(fa), seriesValues(fb)
+		va, vb := seriesValues(fa), seriesValues(contribIdentifying(fb))
 		for k, x := range va {
 			y, ok := vb[k]
 			switch {
@@ -129,6 +129,25 @@ func compareFamilies(a, b map[string]*dto.MetricFamily) []string {
 		}
 	}
 	slices.Sort(out)
+	return out
+}
+
+// contribIdentifying returns f without the job and service_name labels
+// that contrib's exporter makes of a resource's service.name (only the
+// selftelemetry receiver's resource has one): prometheus_text leaves the
+// identifying attributes to the scrape, as Prometheus' OTLP translation
+// does.
+func contribIdentifying(f *dto.MetricFamily) *dto.MetricFamily {
+	out := &dto.MetricFamily{Name: f.Name, Help: f.Help, Type: f.Type}
+	for _, m := range f.Metric {
+		c := &dto.Metric{Gauge: m.Gauge, Counter: m.Counter, Untyped: m.Untyped, Summary: m.Summary, Histogram: m.Histogram}
+		for _, l := range m.GetLabel() {
+			if n := l.GetName(); n != "job" && n != "service_name" {
+				c.Label = append(c.Label, l)
+			}
+		}
+		out.Metric = append(out.Metric, c)
+	}
 	return out
 }
 

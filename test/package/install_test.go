@@ -59,6 +59,10 @@ func TestDpkgInstallUpgradePurge(t *testing.T) {
 	if got := status(t, r); got != "ii "+oldVersion {
 		t.Fatalf("after dpkg -i: %q", got)
 	}
+	// The credentials' directory is root's alone.
+	if got := strings.TrimSpace(r.MustRun(t, "chroot", r.Dir, "stat", "-c", "%a %U:%G", "/etc/otelcol-ernic/credentials")); got != "700 root:root" {
+		t.Errorf("/etc/otelcol-ernic/credentials: %q, want 700 root:root", got)
+	}
 	// deb-systemd-helper may name it /lib/systemd/system/... (merged /usr).
 	if got := r.MustRun(t, "chroot", r.Dir, "readlink", "-f", wantsLink); strings.TrimSpace(got) != "/usr/lib/systemd/system/"+unit {
 		t.Errorf("%s -> %q, want the packaged unit", wantsLink, got)

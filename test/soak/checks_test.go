@@ -6,6 +6,7 @@
 package soak
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -36,50 +37,50 @@ func TestCheckSeries(t *testing.T) {
 		return out
 	}
 	for _, c := range []struct {
-		name                  string
-		values                []model.SamplePair
-		wrong, decr, bad, knw int
+		name             string
+		values           []model.SamplePair
+		wrong, decr, bad int
 	}{
-		{"written values, one restart", samples(3, 20, 40, 5, 15), 0, 1, 0, 0},
-		{"a value never written", samples(1, 10, 25), 1, 0, 0, 0},
-		{"down within one process", samples(1, 10, 30, 20), 0, 1, 1, 0},
-		{"a value written only later", samples(1, 10, 35), 1, 0, 0, 0},
-		{"the slack: written 2s after the sample", samples(9, 5, 15), 0, 0, 0, 0},
-		{"older process after newer", samples(12, 15, 10), 0, 1, 1, 0},
+		{"written values, one restart", samples(3, 20, 40, 5, 15), 0, 1, 0},
+		{"a value never written", samples(1, 10, 25), 1, 0, 0},
+		{"down within one process", samples(1, 10, 30, 20), 0, 1, 1},
+		{"a value written only later", samples(1, 10, 35), 1, 0, 0},
+		{"the slack: written 2s after the sample", samples(9, 5, 15), 0, 0, 0},
+		{"older process after newer", samples(12, 15, 10), 0, 1, 1},
 	} {
 		sum := &summary{}
 		checkSeries(sum, run, k, c.values)
-		if sum.WrongValues != c.wrong || sum.SampleDecreases != c.decr || sum.FalseDecreases != c.bad || sum.KnownDecreases != c.knw {
-			t.Errorf("%s: wrong %d, decreases %d, false %d, known %d; want %d, %d, %d, %d (%v %v)", c.name,
-				sum.WrongValues, sum.SampleDecreases, sum.FalseDecreases, sum.KnownDecreases, c.wrong, c.decr, c.bad, c.knw, sum.WrongList, sum.FalseResetList)
+		if sum.WrongValues != c.wrong || sum.SampleDecreases != c.decr || sum.FalseDecreases != c.bad {
+			t.Errorf("%s: wrong %d, decreases %d, false %d; want %d, %d, %d (%v %v)", c.name,
+				sum.WrongValues, sum.SampleDecreases, sum.FalseDecreases, c.wrong, c.decr, c.bad, sum.WrongList, sum.FalseResetList)
 		}
 	}
 	// A decrease within one process across a removal of the run directory
-	// is the known bug.
+	// is false, and said to be across it.
 	sum := &summary{}
 	vs := []model.SamplePair{
 		{Timestamp: model.TimeFromUnixNano(at(49).UnixNano()), Value: 30},
 		{Timestamp: model.TimeFromUnixNano(at(53).UnixNano()), Value: 20},
 	}
 	checkSeries(sum, run, k, vs)
-	if sum.KnownDecreases != 1 || sum.FalseDecreases != 0 {
-		t.Errorf("across the removal: known %d, false %d; want 1, 0", sum.KnownDecreases, sum.FalseDecreases)
+	if sum.FalseDecreases != 1 || !strings.Contains(sum.FalseResetList[0], "across a removal of the run directory") {
+		t.Errorf("across the removal: false %d %v; want 1, said to be across the removal", sum.FalseDecreases, sum.FalseResetList)
 	}
 	// A QP count that is the QP blocks of a torn-qp-boundary write near
-	// the sample: bug 4 of knownBug (fixed; with the decrease into it), counted apart;
-	// the same value far from the cut is wrong.
+	// the sample is wrong, and said to be that; the same value far from the
+	// cut is wrong without it.
 	qk := seriesKey{id: 2, family: famQPCount}
 	run.tornQPs = map[int][]tornCut{2: {{at: at(21), qps: 3}}}
 	run.index.add(qk, 8, 0, at(0))
 	sum = &summary{}
 	checkSeries(sum, run, qk, samples(19, 8, 3))
-	if sum.OpenWrong != 1 || sum.OpenDecreases != 1 || sum.WrongValues != 0 || sum.FalseDecreases != 0 {
-		t.Errorf("torn-qp-boundary: open %d, open decreases %d, wrong %d, false %d; want 1, 1, 0, 0", sum.OpenWrong, sum.OpenDecreases, sum.WrongValues, sum.FalseDecreases)
+	if sum.WrongValues != 1 || sum.FalseDecreases != 1 || !strings.Contains(sum.WrongList[0], "torn-qp-boundary") {
+		t.Errorf("torn-qp-boundary: wrong %d, false %d %v; want 1, 1, said to be the torn write's", sum.WrongValues, sum.FalseDecreases, sum.WrongList)
 	}
 	sum = &summary{}
 	checkSeries(sum, run, qk, samples(40, 8, 3))
-	if sum.OpenWrong != 0 || sum.WrongValues != 1 || sum.FalseDecreases != 1 {
-		t.Errorf("far from the cut: open %d, wrong %d, false %d; want 0, 1, 1", sum.OpenWrong, sum.WrongValues, sum.FalseDecreases)
+	if sum.WrongValues != 1 || sum.FalseDecreases != 1 || strings.Contains(sum.WrongList[0], "torn-qp-boundary") {
+		t.Errorf("far from the cut: wrong %d, false %d %v; want 1, 1, not said to be the torn write's", sum.WrongValues, sum.FalseDecreases, sum.WrongList)
 	}
 	// A series the simulator never wrote: all wrong.
 	sum = &summary{}
@@ -149,8 +150,8 @@ not json
 	if len(r.TooOften) != 1 {
 		t.Errorf("too often: %v, want the second stats-torn:2 (5 min after the first)", r.TooOften)
 	}
-	if len(r.OverflowKnown) != 2 || len(r.OverflowDup) != 1 {
-		t.Errorf("overflow repeats: known %v, other %v; want 2 (run dir, qp-reuse) and 1", r.OverflowKnown, r.OverflowDup)
+	if d := r.OverflowDup; len(d) != 3 || !strings.Contains(d[0], "run directory was removed") || !strings.Contains(d[1], "qp-reuse") || strings.Contains(d[2], "(") {
+		t.Errorf("overflow repeats: %v; want 3: across the run dir's removal, across a qp-reuse, and plain", d)
 	}
 	if r.Other["Exporting failed"] != 1 || r.Unparsed != 1 {
 		t.Errorf("other %v, unparsed %d", r.Other, r.Unparsed)

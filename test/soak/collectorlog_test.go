@@ -96,18 +96,15 @@ func timesKey(k, msg string) string {
 }
 
 type logReport struct {
-	Keys        map[string]int    `json:"fault_log_lines_by_key"`
-	Examples    map[string]string `json:"fault_log_example_by_key"`
-	TooOften    []string          `json:"fault_keys_logged_too_often"`
-	Overflow    map[string]int    `json:"overflow_warnings_by_instance_counter_pid"`
-	OverflowDup []string          `json:"overflow_warnings_repeated"`
-	// OverflowKnown are repeats across a removal of the run directory
-	// (the receiver forgets its instances then) or across a counter drop
-	// of the same process (qp-reuse): see knownBug.
-	OverflowKnown []string       `json:"overflow_warnings_repeated_known_bug"`
-	Other         map[string]int `json:"other_warn_error_lines_by_msg"`
-	Unparsed      int            `json:"unparsed_log_lines"`
-	times         map[string][]time.Time
+	Keys     map[string]int    `json:"fault_log_lines_by_key"`
+	Examples map[string]string `json:"fault_log_example_by_key"`
+	TooOften []string          `json:"fault_keys_logged_too_often"`
+	Overflow map[string]int    `json:"overflow_warnings_by_instance_counter_pid"`
+	// OverflowDup are overflows logged again for the same process.
+	OverflowDup []string       `json:"overflow_warnings_repeated"`
+	Other       map[string]int `json:"other_warn_error_lines_by_msg"`
+	Unparsed    int            `json:"unparsed_log_lines"`
+	times       map[string][]time.Time
 }
 
 func analyseLog(out string, run *chaosRun) *logReport {
@@ -157,18 +154,17 @@ func analyseLog(out string, run *chaosRun) *logReport {
 	for k, ts := range overflowTimes {
 		for i := 1; i < len(ts); i++ {
 			line := fmt.Sprintf("%s: logged at %s and again at %s", k, ts[i-1].Format(time.TimeOnly), ts[i].Format(time.TimeOnly))
+			// The faults across which the receiver once forgot it had logged it.
 			switch {
 			case run.acrossRecreate(ts[i-1], ts[i]):
-				r.OverflowKnown = append(r.OverflowKnown, line+" (the run directory was removed in between)")
+				line += " (the run directory was removed in between)"
 			case run.acrossDrop(overflowID[k], ts[i-1], ts[i]):
-				r.OverflowKnown = append(r.OverflowKnown, line+" (a QP of the same process dropped its counters in between: qp-reuse)")
-			default:
-				r.OverflowDup = append(r.OverflowDup, line)
+				line += " (a QP of the same process dropped its counters in between: qp-reuse)"
 			}
+			r.OverflowDup = append(r.OverflowDup, line)
 		}
 	}
 	sort.Strings(r.TooOften)
 	sort.Strings(r.OverflowDup)
-	sort.Strings(r.OverflowKnown)
 	return r
 }

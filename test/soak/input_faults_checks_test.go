@@ -88,38 +88,32 @@ func pidTaken(detail string) bool {
 // after the fault to lagEnd before its end); from lagBack after the end
 // (the new server's first scrapes) to 10 s after, it is 1, and there is
 // such a sample unless the soak ended first (stop) or the run directory
-// was gone (recreates). A pid-reuse whose unrelated process has the
-// server's command name, less than sim.FutureMtime after a future-mtime
-// fault of the same instance, is a KnownWindow, not a Window: an up of 1
-// during it would be the receiver bug 3 (knownBug, fixed), counted in Known, not in
-// Errors. (With a command name of its own, sim.ChaosDecoyComm, the
-// receiver must tell the decoy all the same.)
+// was gone (recreates). That holds also after a future mtime of the same
+// instance, where the receiver can tell a decoy of the server's command
+// name only by its start time (it once took it for the server there); an
+// error there says so.
 func checkPIDReuseUp(ws, recreates, future []faultWindow, up map[int][]model.SamplePair, stop time.Time) checkCount {
 	var c checkCount
 	for _, w := range ws {
-		// Poisoned: the receiver can only tell this decoy by its start time
-		// (it has the server's command name), and the instance's stats
-		// file had a future mtime less than FutureMtime before.
-		poisoned := false
+		// The receiver can only tell this decoy by its start time (it has
+		// the server's command name), and the instance's stats file had a
+		// future mtime less than FutureMtime before.
+		afterFutureMtime := false
 		for _, f := range future {
 			if !strings.Contains(w.detail, "command name: the server's") {
 				break
 			}
 			if f.id == w.id && f.start.Before(w.start) && w.start.Sub(f.start) < sim.FutureMtime {
-				poisoned = true
+				afterFutureMtime = true
 			}
 		}
-		if poisoned {
-			c.KnownWindows++
-		} else {
-			c.Windows++
-		}
+		c.Windows++
 		if !pidTaken(w.detail) {
 			c.Skipped = append(c.Skipped, fmt.Sprintf("instance %d at %s: %s", w.id, w.start.Format("15:04:05"), w.detail))
 			continue
 		}
 		down := samplesIn(up[w.id], w.start.Add(lagStart), w.end.Add(-lagEnd))
-		if len(down) > 0 && !poisoned {
+		if len(down) > 0 {
 			c.Checked++
 		}
 		for _, s := range down {
@@ -127,11 +121,10 @@ func checkPIDReuseUp(ws, recreates, future []faultWindow, up map[int][]model.Sam
 			if s.Value != 0 {
 				line := fmt.Sprintf("instance %d: ernic_instance_up = %v at %s, during pid-reuse %s..%s (%s)", w.id, s.Value,
 					s.Timestamp.Time().Format("15:04:05.000"), w.start.Format("15:04:05.000"), w.end.Format("15:04:05.000"), w.detail)
-				if poisoned {
-					c.Known = append(c.Known, line+"; the stats file had a future mtime before (future-mtime)")
-				} else {
-					c.Errors = append(c.Errors, line)
+				if afterFutureMtime {
+					line += "; the stats file had a future mtime before (future-mtime)"
 				}
+				c.Errors = append(c.Errors, line)
 			}
 		}
 		backTo := w.end.Add(10 * time.Second)

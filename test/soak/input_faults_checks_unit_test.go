@@ -6,6 +6,7 @@
 package soak
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -15,8 +16,8 @@ import (
 )
 
 // The input-fault checks on made-up data: each passes what the receiver
-// should publish and fails what it published before its fix (or the
-// inverted expectation), so that none of them can pass everything.
+// should publish and fails what a receiver without the safeguard would
+// (or the inverted expectation), so that none of them can pass everything.
 
 var tFault = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
@@ -53,8 +54,8 @@ func TestCheckPIDReuseUp(t *testing.T) {
 		}
 		return 1
 	}
-	wantErrors(t, "fixed receiver", checkPIDReuseUp(ws, nil, nil, map[int][]model.SamplePair{3: every1s(0, 40, right)}, stop), false)
-	// Before the fix: the unrelated process read as the server (up 1).
+	wantErrors(t, "as the receiver should publish", checkPIDReuseUp(ws, nil, nil, map[int][]model.SamplePair{3: every1s(0, 40, right)}, stop), false)
+	// Without the check: the unrelated process read as the server (up 1).
 	before := func(s float64) float64 {
 		if s >= 9.5 && s < 10 {
 			return 0
@@ -72,14 +73,15 @@ func TestCheckPIDReuseUp(t *testing.T) {
 	wantErrors(t, "down after the server came back", checkPIDReuseUp(ws, nil, nil, map[int][]model.SamplePair{3: every1s(0, 40, stuck)}, stop), true)
 	// No sample after the server came back.
 	wantErrors(t, "no sample after", checkPIDReuseUp(ws, nil, nil, map[int][]model.SamplePair{3: every1s(0, 13, right)}, stop), true)
-	// After a future mtime of the same instance: the receiver bug 3 (knownBug, fixed),
-	// known, not an error; a future mtime of another instance changes
-	// nothing.
+	// After a future mtime of the same instance the decoy reads as down
+	// too, and an error says what came before; a future mtime of another
+	// instance changes nothing.
 	future := []faultWindow{{id: 3, start: atFault(2), end: atFault(5)}}
 	c := checkPIDReuseUp(ws, nil, future, map[int][]model.SamplePair{3: every1s(0, 40, before)}, stop)
-	if len(c.Errors) > 0 || len(c.Known) == 0 {
-		t.Errorf("after a future mtime: errors %v, known %v; want only known", c.Errors, c.Known)
+	if len(c.Errors) == 0 || !strings.Contains(c.Errors[0], "future mtime before") {
+		t.Errorf("after a future mtime: errors %v; want one naming the future mtime", c.Errors)
 	}
+	wantErrors(t, "after a future mtime, down", checkPIDReuseUp(ws, nil, future, map[int][]model.SamplePair{3: every1s(0, 40, right)}, stop), false)
 	future[0].id = 4
 	wantErrors(t, "future mtime of another instance", checkPIDReuseUp(ws, nil, future, map[int][]model.SamplePair{3: every1s(0, 40, before)}, stop), true)
 	// A decoy with a command name of its own must read as down even after a
@@ -87,7 +89,7 @@ func TestCheckPIDReuseUp(t *testing.T) {
 	future[0].id = 3
 	renamed := []faultWindow{{id: 3, start: atFault(10), end: atFault(14), detail: "server pid 9 killed; an unrelated process (command name: ernic-decoy) now has pid 9 (ns_last_pid); ..."}}
 	wantErrors(t, "renamed decoy after a future mtime", checkPIDReuseUp(renamed, nil, future, map[int][]model.SamplePair{3: every1s(0, 40, before)}, stop), true)
-	wantErrors(t, "renamed decoy after a future mtime, fixed", checkPIDReuseUp(renamed, nil, future, map[int][]model.SamplePair{3: every1s(0, 40, right)}, stop), false)
+	wantErrors(t, "renamed decoy after a future mtime, down", checkPIDReuseUp(renamed, nil, future, map[int][]model.SamplePair{3: every1s(0, 40, right)}, stop), false)
 	// The manifest pointed at a fresh process (not root): skipped.
 	fresh := []faultWindow{{id: 3, start: atFault(10), end: atFault(14), detail: "the pid could not be reused (not root or taken), so the manifest entry now points at the unrelated process 12"}}
 	c = checkPIDReuseUp(fresh, nil, nil, map[int][]model.SamplePair{3: every1s(0, 40, before)}, stop)
@@ -117,8 +119,8 @@ func TestCheckInvalidUTF8(t *testing.T) {
 	}
 	good := model.Matrix{series("counter", name, every1s(11, 15, val))}
 	states := model.Matrix{series("state", state, every1s(11, 15, one))}
-	wantErrors(t, "fixed receiver", checkInvalidUTF8(ws, good, states, trunc(2)), false)
-	// Before the fix: the raw bytes stored (Prometheus's JSON shows each
+	wantErrors(t, "as the receiver should publish", checkInvalidUTF8(ws, good, states, trunc(2)), false)
+	// Without sanitising: the raw bytes stored (Prometheus's JSON shows each
 	// bad byte as U+FFFD, no hash suffix); nothing counted.
 	raw := model.Matrix{series("counter", "rx_chaos_\uFFFD\uFFFD_bad", every1s(11, 15, val))}
 	rawStates := model.Matrix{series("state", "connected (chaos \uFFFD)", every1s(11, 15, one))}
@@ -147,8 +149,8 @@ func TestCheckFutureMtime(t *testing.T) {
 		}
 		return 0.5
 	}
-	wantErrors(t, "fixed receiver", checkFutureMtime(ws, age(clamped)), false)
-	// Before the fix: 3 h in the future is an age of -10800 s.
+	wantErrors(t, "as the receiver should publish", checkFutureMtime(ws, age(clamped)), false)
+	// Without the clamp: 3 h in the future is an age of -10800 s.
 	negative := func(s float64) float64 {
 		if s >= 10 && s < 14 {
 			return -10800 + s - 10
@@ -181,7 +183,7 @@ func TestCheckMaxInstances(t *testing.T) {
 		up[id] = every1s(0, 40, func(float64) float64 { return 1 })
 	}
 	c, ids := checkMaxInstances(5, 6, adds, nil, every1s(0, 40, excess), up, stop)
-	wantErrors(t, "fixed receiver", c, false)
+	wantErrors(t, "as the receiver should publish", c, false)
 	if len(ids) != 6 {
 		t.Errorf("published ids %v", ids)
 	}

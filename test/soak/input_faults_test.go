@@ -43,10 +43,6 @@ type checkCount struct {
 	Samples int      `json:"samples_checked"`
 	Skipped []string `json:"skipped,omitempty"`
 	Errors  []string `json:"errors,omitempty"`
-	// KnownWindows are the fault windows where the receiver bug
-	// (knownBug 3, fixed) would show, Known the failures there.
-	KnownWindows int      `json:"fault_windows_open_bug,omitempty"`
-	Known        []string `json:"known_open_bug,omitempty"`
 }
 
 func (c *checkCount) errorf(format string, args ...any) {
@@ -63,11 +59,7 @@ func (c *checkCount) report(t *testing.T, what string) {
 	if len(c.Errors) > 0 {
 		t.Errorf("%s: %d errors:\n  %s", what, len(c.Errors), strings.Join(first(c.Errors, 30), "\n  "))
 	}
-	if len(c.Known) > 0 {
-		fixedBugf(t, 3, "%s: %d failures:\n  %s", what, len(c.Known), strings.Join(first(c.Known, 30), "\n  "))
-	}
-	t.Logf("%s: %d fault windows, %d checked, %d samples; skipped %v; %d windows of bug 3 (fixed), %d failures there",
-		what, c.Windows, c.Checked, c.Samples, c.Skipped, c.KnownWindows, len(c.Known))
+	t.Logf("%s: %d fault windows, %d checked, %d samples; skipped %v", what, c.Windows, c.Checked, c.Samples, c.Skipped)
 }
 
 // ---------------------------------------------------------------------------

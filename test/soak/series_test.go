@@ -26,10 +26,11 @@ import (
 
 // attributeDecreases goes through the decreases between the raw samples of
 // the series m of family fam: one with a real restart of its instance (or a
-// qp-reuse of its QP) in between is right; one from the oversized file's
-// content, or across a removal of the run directory, is a known receiver
-// bug (knownBug); the rest are false resets.
-func attributeDecreases(t *testing.T, ctx context.Context, prom *harness.Prometheus, run *chaosRun, m model.Metric, fam, rng string, end time.Time) (known, bad int) {
+// qp-reuse of its QP) in between is right, the rest (bad) are false
+// resets; nearFaults counts those from a file over max_file_bytes or
+// across a removal of the run directory, where the receiver once lost
+// them.
+func attributeDecreases(t *testing.T, ctx context.Context, prom *harness.Prometheus, run *chaosRun, m model.Metric, fam, rng string, end time.Time) (bad, nearFaults int) {
 	t.Helper()
 	var sel []string
 	for k, v := range m {
@@ -51,13 +52,14 @@ func attributeDecreases(t *testing.T, ctx context.Context, prom *harness.Prometh
 			case run.restartedBetween(id, ta, tb):
 			case qp != "" && run.acrossDrop(id, ta, tb):
 			case run.inOversized(id, ta) || run.acrossRecreate(ta, tb):
-				known++
+				bad++
+				nearFaults++
 			default:
 				bad++
 			}
 		}
 	}
-	return known, bad
+	return bad, nearFaults
 }
 
 // checkSeries checks the raw samples of one sampled series: each value was
@@ -78,7 +80,6 @@ func checkSeries(sum *summary, run *chaosRun, k seriesKey, values []model.Sample
 	var prevLo, prevHi int64 = -1, -1
 	var prevV float64
 	var prevAt time.Time
-	prevKnown, prevOpen := false, false
 	for i, sp := range values {
 		sum.SamplesChecked++
 		at := sp.Timestamp.Time()
@@ -89,26 +90,18 @@ func checkSeries(sum *summary, run *chaosRun, k seriesKey, values []model.Sample
 				lo, hi = min(lo, o.proc), max(hi, o.proc)
 			}
 		}
-		known, open := false, false
 		if hi < 0 {
 			line := fmt.Sprintf("%s at %s = %v: not in any complete write before then%s", k, at.Format("15:04:05.000"), v, nearby(written, v))
-			if k.family == famQPCount && run.tornQPBoundary(k.id, at, v) {
-				open = true
-				sum.OpenWrong++
-				if len(sum.OpenWrongList) < 200 {
-					sum.OpenWrongList = append(sum.OpenWrongList, line+": the QP blocks of a torn-qp-boundary write (bug 4 of knownBug)")
-				}
-			} else if run.inOversized(k.id, at) && isBogus(written, v) {
-				known = true
-				sum.KnownWrong++
-				if len(sum.KnownWrongList) < 200 {
-					sum.KnownWrongList = append(sum.KnownWrongList, line+": the oversized file's content")
-				}
-			} else {
-				sum.WrongValues++
-				if len(sum.WrongList) < 200 {
-					sum.WrongList = append(sum.WrongList, line)
-				}
+			// The faults where the receiver once published such values.
+			switch {
+			case k.family == famQPCount && run.tornQPBoundary(k.id, at, v):
+				line += ": the QP blocks of a file cut at a QP block boundary (torn-qp-boundary)"
+			case run.inOversized(k.id, at) && isBogus(written, v):
+				line += ": the content of a file over max_file_bytes (oversized)"
+			}
+			sum.WrongValues++
+			if len(sum.WrongList) < 200 {
+				sum.WrongList = append(sum.WrongList, line)
 			}
 		}
 		if i > 0 && v < prevV {
@@ -116,25 +109,16 @@ func checkSeries(sum *summary, run *chaosRun, k seriesKey, values []model.Sample
 			if hi < 0 || prevLo < 0 || hi <= prevLo {
 				line := fmt.Sprintf("raw %s: %v at %s -> %v at %s within one process (processes %x..%x -> %x..%x)",
 					k, prevV, prevAt.Format("15:04:05.000"), v, at.Format("15:04:05.000"), prevLo, prevHi, lo, hi)
-				if prevKnown || run.acrossRecreate(prevAt, at) {
-					sum.KnownDecreases++
-					if len(sum.KnownBugList) < 200 {
-						sum.KnownBugList = append(sum.KnownBugList, line)
-					}
-				} else if open || prevOpen {
-					sum.OpenDecreases++
-					if len(sum.OpenWrongList) < 200 {
-						sum.OpenWrongList = append(sum.OpenWrongList, line+" (bug 4 of knownBug)")
-					}
-				} else {
-					sum.FalseDecreases++
-					if len(sum.FalseResetList) < 200 {
-						sum.FalseResetList = append(sum.FalseResetList, line)
-					}
+				if run.acrossRecreate(prevAt, at) {
+					line += " (across a removal of the run directory)"
+				}
+				sum.FalseDecreases++
+				if len(sum.FalseResetList) < 200 {
+					sum.FalseResetList = append(sum.FalseResetList, line)
 				}
 			}
 		}
-		prevV, prevLo, prevHi, prevAt, prevKnown, prevOpen = v, lo, hi, at, known, open
+		prevV, prevLo, prevHi, prevAt = v, lo, hi, at
 	}
 }
 

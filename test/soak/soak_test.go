@@ -13,11 +13,10 @@
 // The summary is logged and written, with the simulator's and collector's
 // logs, to SOAK_DIR/<time>/ when SOAK_DIR is set (else a test directory).
 //
-// Environment: SOAK_DURATION, SOAK_DIR, SOAK_STRICT (see knownBug),
-// SOAK_MAX_RSS_MIB (default 384: the memory_limiter's 256 and the runtime),
-// SOAK_CHAOS_EVERY (default 3s), SOAK_HUGE_QPS (default 10000), SOAK_SEED
-// (default 1), SOAK_KINDS (comma-separated chaos kinds, default all),
-// OTELCOL_BIN, PROMETHEUS_BIN.
+// Environment: SOAK_DURATION, SOAK_DIR, SOAK_MAX_RSS_MIB (default 384: the
+// memory_limiter's 256 and the runtime), SOAK_CHAOS_EVERY (default 3s),
+// SOAK_HUGE_QPS (default 10000), SOAK_SEED (default 1), SOAK_KINDS
+// (comma-separated chaos kinds, default all), OTELCOL_BIN, PROMETHEUS_BIN.
 package soak
 
 import (
@@ -39,23 +38,6 @@ import (
 // faultInterval is the receiver's (receiver/ernicreceiver/faults.go): a
 // fault key is logged at most once per interval.
 const faultInterval = 10 * time.Minute
-
-// knownBug names the receiver bugs this soak found, all fixed; each is
-// counted apart in the summary and fails the test with SOAK_STRICT=1 (`make
-// soak`, `make test`), as a regression check, and is only logged with
-// SOAK_STRICT=0. Every other false reset, wrong value or repeated log line
-// always fails.
-//
-//  1. A vanished run directory made the receiver forget its instances: a
-//     held `(other opcodes)` maximum was lost and an overflow logged again
-//     (*_after_run_dir_recreate, overflow_warnings_repeated_known_bug).
-//  2. max_file_bytes was checked at open only, so a file that grew past it
-//     during the read was published (wrong_values_oversized_file).
-//  3. A stats mtime in the future hid a server's pid taken by an unrelated
-//     process of the same command name (fault_windows_open_bug).
-//  4. Right after a restart, a file cut at a QP block boundary was accepted
-//     (wrong_values_torn_qp_boundary_open_bug).
-const knownBug = "run-dir state forgotten; max_file_bytes checked at open only; future mtime hid pid reuse; cut file accepted at a restart (all fixed)"
 
 // maxFileBytes is the soak's max_file_bytes: above the 10 000-QP file (about
 // 3.5 MiB), below the oversized fault's file.
@@ -118,7 +100,6 @@ type soakConfig struct {
 	duration, every   time.Duration
 	rssBound, hugeQPs int
 	seed              int64
-	strict            bool
 	kinds             []string // SOAK_KINDS; nil: all
 }
 
@@ -130,32 +111,7 @@ func soakConfigFromEnv(t *testing.T) soakConfig {
 		rssBound: envOr(t, "SOAK_MAX_RSS_MIB", 384, strconv.Atoi),
 		hugeQPs:  envOr(t, "SOAK_HUGE_QPS", 10000, strconv.Atoi),
 		seed:     int64(envOr(t, "SOAK_SEED", 1, strconv.Atoi)),
-		strict:   os.Getenv("SOAK_STRICT") == "1",
 		kinds:    envOr(t, "SOAK_KINDS", nil, func(v string) ([]string, error) { return strings.Split(v, ","), nil }),
-	}
-}
-
-// knownBugf reports a recurrence of a receiver bug this soak found (see
-// knownBug): an error with SOAK_STRICT=1 (`make soak`, `make test`), a
-// log line otherwise.
-func (c soakConfig) knownBugf(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if c.strict {
-		t.Errorf("receiver bug (knownBug: %s): %s", knownBug, fmt.Sprintf(format, args...))
-	} else {
-		t.Logf("KNOWN RECEIVER BUG (knownBug: %s; an error with SOAK_STRICT=1): %s", knownBug, fmt.Sprintf(format, args...))
-	}
-}
-
-// fixedBugf reports a recurrence of the receiver bug number bug of
-// knownBug (3 or 4): an error with SOAK_STRICT=1 (`make soak`, `make
-// test`), a log line otherwise, as knownBugf.
-func fixedBugf(t *testing.T, bug int, format string, args ...any) {
-	t.Helper()
-	if os.Getenv("SOAK_STRICT") == "1" {
-		t.Errorf("receiver bug %d (knownBug): %s", bug, fmt.Sprintf(format, args...))
-	} else {
-		t.Logf("KNOWN RECEIVER BUG %d (knownBug; an error with SOAK_STRICT=1): %s", bug, fmt.Sprintf(format, args...))
 	}
 }
 

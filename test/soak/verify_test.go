@@ -35,13 +35,11 @@ type summary struct {
 	CounterSeries  int               `json:"counter_series"`
 	ResetsTotal    float64           `json:"resets_total"`
 	ResetsAllowed  float64           `json:"resets_allowed_total"`
-	FalseResets    int               `json:"false_resets"`
-	FalseResetList []string          `json:"false_resets_list,omitempty"`
-	// KnownBug counts the false resets (resets() beyond the allowed, and
-	// decreases of sampled series within one process) that straddle a
-	// removal of the run directory: see knownBug.
-	KnownBug        int             `json:"false_resets_after_run_dir_recreate"`
-	KnownBugList    []string        `json:"false_resets_after_run_dir_recreate_list,omitempty"`
+	// FalseResets are the decreases that resets() counts beyond the real
+	// restarts and qp-reuse drops; FalseResetList names them, and the
+	// decreases of sampled series within one process (FalseDecreases).
+	FalseResets     int             `json:"false_resets"`
+	FalseResetList  []string        `json:"false_resets_list,omitempty"`
 	WriteResets     map[int]float64 `json:"resets_of_stats_writes_total_by_instance"`
 	MMIOResets      map[int]float64 `json:"resets_of_mmio_reads_total_by_instance"`
 	SampledSeries   int             `json:"sampled_series"`
@@ -50,17 +48,6 @@ type summary struct {
 	WrongList       []string        `json:"wrong_values_list,omitempty"`
 	SampleDecreases int             `json:"raw_sample_decreases"`
 	FalseDecreases  int             `json:"raw_sample_false_decreases"`
-	KnownDecreases  int             `json:"raw_sample_false_decreases_after_run_dir_recreate"`
-	// KnownWrong are wrong values that are the oversized file's content,
-	// published during an oversized fault (knownBug).
-	KnownWrong     int      `json:"wrong_values_oversized_file"`
-	KnownWrongList []string `json:"wrong_values_oversized_file_list,omitempty"`
-	// OpenWrong are QP counts that are the QP blocks of a torn-qp-boundary
-	// write (receiver bug 4 of knownBug, fixed), OpenDecreases the decreases
-	// into or out of them.
-	OpenWrong     int      `json:"wrong_values_torn_qp_boundary_open_bug"`
-	OpenDecreases int      `json:"raw_sample_decreases_torn_qp_boundary_open_bug"`
-	OpenWrongList []string `json:"torn_qp_boundary_open_bug_list,omitempty"`
 	// Unexpected are series whose role label is neither manager nor
 	// worker: a racing manifest rewrite that left valid JSON with spliced
 	// values (reported, not checked).
@@ -102,7 +89,6 @@ type soakCheck struct {
 // restarts.
 func (c *soakCheck) resets(t *testing.T, ctx context.Context) {
 	prom, run, sum, rng, end := c.w.prom, c.run, c.sum, c.rng, c.end
-	knownBugf := func(format string, args ...any) { t.Helper(); c.cfg.knownBugf(t, format, args...) }
 	sum.WriteResets, sum.MMIOResets = map[int]float64{}, map[int]float64{}
 	for _, fam := range counterFamilies() {
 		v, _, err := prom.Query(ctx, fmt.Sprintf("resets(%s[%s])", fam, rng), end)
@@ -122,16 +108,11 @@ func (c *soakCheck) resets(t *testing.T, ctx context.Context) {
 			sum.ResetsAllowed += allowed
 			if got > allowed {
 				// More decreases than restarts and drops: attribute each.
-				known, bad := attributeDecreases(t, ctx, prom, run, smp.Metric, fam, rng, end)
-				line := fmt.Sprintf("%s%s: resets %v, real restarts %d, qp-reuse drops %d; decreases after the oversized file or across a run-dir removal %d, unexplained %d",
-					fam, smp.Metric, got, run.restarts[id], run.qpReuse[id][qp], known, bad)
-				if known > 0 {
-					sum.KnownBug += known
-					sum.KnownBugList = append(sum.KnownBugList, line)
-				}
+				bad, nearFaults := attributeDecreases(t, ctx, prom, run, smp.Metric, fam, rng, end)
 				if bad > 0 {
 					sum.FalseResets += bad
-					sum.FalseResetList = append(sum.FalseResetList, line)
+					sum.FalseResetList = append(sum.FalseResetList, fmt.Sprintf("%s%s: resets %v, real restarts %d, qp-reuse drops %d; %d decreases with neither between them, %d of those after a file over max_file_bytes or across a removal of the run directory",
+						fam, smp.Metric, got, run.restarts[id], run.qpReuse[id][qp], bad, nearFaults))
 				}
 			}
 			role := string(smp.Metric["role"])
@@ -162,9 +143,6 @@ func (c *soakCheck) resets(t *testing.T, ctx context.Context) {
 	if sum.FalseResets > 0 {
 		t.Errorf("%d false resets:\n  %s", sum.FalseResets, strings.Join(first(sum.FalseResetList, 40), "\n  "))
 	}
-	if sum.KnownBug > 0 {
-		knownBugf("%d false resets across a removal of the run directory:\n  %s", sum.KnownBug, strings.Join(first(sum.KnownBugList, 40), "\n  "))
-	}
 
 }
 
@@ -172,7 +150,6 @@ func (c *soakCheck) resets(t *testing.T, ctx context.Context) {
 // complete writes.
 func (c *soakCheck) rawSamples(t *testing.T, ctx context.Context) {
 	prom, run, sum, rng, end := c.w.prom, c.run, c.sum, c.rng, c.end
-	knownBugf := func(format string, args ...any) { t.Helper(); c.cfg.knownBugf(t, format, args...) }
 	window := c.window
 	type query struct{ fam, sel string }
 	var queries []query
@@ -203,21 +180,11 @@ func (c *soakCheck) rawSamples(t *testing.T, ctx context.Context) {
 			}
 		}
 	}
-	if sum.KnownWrong > 0 {
-		knownBugf("%d raw samples are the content of a file over max_file_bytes:\n  %s", sum.KnownWrong, strings.Join(first(sum.KnownWrongList, 20), "\n  "))
-	}
 	if len(sum.Unexpected) > 0 {
 		t.Logf("series with a role neither manager nor worker (a racing manifest rewrite left valid JSON with spliced values): %v", sum.Unexpected)
 	}
-	if sum.OpenWrong+sum.OpenDecreases > 0 {
-		fixedBugf(t, 4, "%d QP counts published from a torn-qp-boundary write, %d decreases with them:\n  %s",
-			sum.OpenWrong, sum.OpenDecreases, strings.Join(first(sum.OpenWrongList, 20), "\n  "))
-	}
 	if sum.WrongValues > 0 {
 		t.Errorf("%d raw samples are no value the simulator wrote completely:\n  %s", sum.WrongValues, strings.Join(first(sum.WrongList, 40), "\n  "))
-	}
-	if sum.KnownDecreases > 0 {
-		knownBugf("%d decreases between raw samples within one server process, across a removal of the run directory (false_resets_after_run_dir_recreate_list)", sum.KnownDecreases)
 	}
 	if sum.FalseDecreases > 0 {
 		t.Errorf("%d decreases between raw samples within one server process (see false_resets_list)", sum.FalseDecreases)
@@ -311,16 +278,12 @@ func (c *soakCheck) resources(t *testing.T) {
 // interval, no counter overflow logged twice for a process, no panic.
 func (c *soakCheck) collectorLog(t *testing.T) {
 	col, run, sum := c.w.col, c.run, c.sum
-	knownBugf := func(format string, args ...any) { t.Helper(); c.cfg.knownBugf(t, format, args...) }
 	sum.Log = analyseLog(col.Log.String(), run)
 	if len(sum.Log.TooOften) > 0 {
 		t.Errorf("faults logged more often than once per %v:\n  %s", faultInterval, strings.Join(first(sum.Log.TooOften, 40), "\n  "))
 	}
 	if len(sum.Log.OverflowDup) > 0 {
 		t.Errorf("counters above 2^63-1 logged more than once per process:\n  %s", strings.Join(sum.Log.OverflowDup, "\n  "))
-	}
-	if len(sum.Log.OverflowKnown) > 0 {
-		knownBugf("counters above 2^63-1 logged again for the same process:\n  %s", strings.Join(sum.Log.OverflowKnown, "\n  "))
 	}
 	if strings.Contains(col.Log.String()+col.Stderr.String(), "panic:") {
 		t.Errorf("the collector panicked:\n%s", harness.Tail(col.Log.String(), 8000))

@@ -47,11 +47,17 @@ type poll struct {
 
 func startPoller(t *testing.T, url string, every time.Duration) *poller {
 	t.Helper()
+	return startPollerWith(t, &http.Client{Timeout: time.Second}, "", url, every)
+}
+
+// startPollerWith is startPoller through client, with an Authorization
+// header when authorization is not "".
+func startPollerWith(t *testing.T, client *http.Client, authorization, url string, every time.Duration) *poller {
+	t.Helper()
 	p := &poller{}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	done := make(chan struct{})
 	t.Cleanup(func() { cancel(); <-done })
-	client := &http.Client{Timeout: time.Second}
 	go func() {
 		defer close(done)
 		tick := time.NewTicker(every)
@@ -59,7 +65,11 @@ func startPoller(t *testing.T, url string, every time.Duration) *poller {
 		for {
 			at := time.Now()
 			q := poll{at: at}
-			if resp, err := client.Get(url); err == nil {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if authorization != "" {
+				req.Header.Set("Authorization", authorization)
+			}
+			if resp, err := client.Do(req); err == nil {
 				body, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
 				q.listening = true

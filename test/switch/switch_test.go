@@ -60,38 +60,11 @@ const (
 // miss at most one scrape at the switch and at the rollback; the series
 // keep their names and labels and no counter resets.
 func TestSwitchFromLegacyExporterAndBack(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: mounts in a mount namespace, systemd-nspawn, dpkg in the container (CI runs as root)")
-	}
-	if _, err := exec.LookPath("systemd-nspawn"); err != nil {
-		t.Skip("no systemd-nspawn to boot the Debian root with (apt-get install systemd-container; make test-deps installs it)")
-	}
-	repo := harness.RepoRoot(t)
-	base := debianRoot(t, repo)
-	deb := debFile(t, repo)
-	sim := filepath.Join(repo, "bin", "ernic-sim")
-	if p := os.Getenv("SIM_BIN"); p != "" {
-		sim = p
-	}
-	begin := time.Now()
-
-	// A port other than 9840, and a free one: the host's network is shared.
-	port, health := harness.FreePort(t), harness.FreePort(t)
-	c := newContainerRoot(t, base)
-	// Mode 0600, as the legacy package may leave it: systemd reads it as root.
-	c.WriteFile(t, envFile, fmt.Appendf(nil, "ERNIC_RUN_DIR=%s\nERNIC_EXPORTER_PORT=%d\nERNIC_HEALTH_PORT=%d\n",
-		runDir, port, health), 0o600)
-	c.CopyFile(t, sim, "/usr/lib/rocm-ernic/ernic-sim", 0o755)
-	c.CopyFile(t, filepath.Join(repo, "test/switch/testdata/rocm-ernic.service"), "/usr/lib/systemd/system/rocm-ernic.service", 0o644)
+	s := newSetup(t)
+	c, repo, port, health, deb, debIn, begin := s.c, s.repo, s.port, s.health, s.deb, s.debIn, s.begin
 	c.CopyFile(t, harness.CollectorBinary(t), legacyBin, 0o755)
 	c.CopyFile(t, filepath.Join(repo, "config/local.yaml"), legacyConfig, 0o644)
 	c.CopyFile(t, filepath.Join(repo, "test/switch/testdata/ernic-exporter.service"), "/usr/lib/systemd/system/"+legacyUnit, 0o644)
-	debIn := "/root/" + filepath.Base(deb)
-	c.CopyFile(t, deb, debIn, 0o644)
-	// What the packages' postinst scripts do when there is no systemd
-	// running: enable, and the boot starts them. (deb-systemd-helper wants
-	// the package name that dpkg passes to maintainer scripts.)
-	c.Chroot(t, "env", "DPKG_MAINTSCRIPT_PACKAGE=rocm-ernic", "deb-systemd-helper", "enable", "rocm-ernic.service")
 	c.Chroot(t, "env", "DPKG_MAINTSCRIPT_PACKAGE=rocm-ernic-exporter", "deb-systemd-helper", "enable", legacyUnit)
 	c.Boot(t, 90*time.Second)
 	t.Logf("container booted %.1f s after the test began", time.Since(begin).Seconds())
@@ -176,6 +149,49 @@ func TestSwitchFromLegacyExporterAndBack(t *testing.T) {
 		{"legacy exporter again", rollbackDone.Add(scrapeInterval), end},
 	})
 	t.Logf("test took %.0f s", time.Since(begin).Seconds())
+}
+
+// setup is what the tests of a booted container start from: a copy of
+// the Debian root, not booted yet, with the environment file, the
+// simulator as rocm-ernic.service (enabled) and the package in /root.
+type setup struct {
+	c            *container
+	repo         string
+	port, health int
+	deb, debIn   string
+	begin        time.Time
+}
+
+func newSetup(t *testing.T) *setup {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: mounts in a mount namespace, systemd-nspawn, dpkg in the container (CI runs as root)")
+	}
+	if _, err := exec.LookPath("systemd-nspawn"); err != nil {
+		t.Skip("no systemd-nspawn to boot the Debian root with (apt-get install systemd-container; make test-deps installs it)")
+	}
+	s := &setup{repo: harness.RepoRoot(t), begin: time.Now()}
+	base := debianRoot(t, s.repo)
+	s.deb = debFile(t, s.repo)
+	sim := filepath.Join(s.repo, "bin", "ernic-sim")
+	if p := os.Getenv("SIM_BIN"); p != "" {
+		sim = p
+	}
+	// A port other than 9840, and a free one: the host's network is shared.
+	s.port, s.health = harness.FreePort(t), harness.FreePort(t)
+	s.c = newContainerRoot(t, base)
+	// Mode 0600, as the legacy package may leave it: systemd reads it as root.
+	s.c.WriteFile(t, envFile, fmt.Appendf(nil, "ERNIC_RUN_DIR=%s\nERNIC_EXPORTER_PORT=%d\nERNIC_HEALTH_PORT=%d\n",
+		runDir, s.port, s.health), 0o600)
+	s.c.CopyFile(t, sim, "/usr/lib/rocm-ernic/ernic-sim", 0o755)
+	s.c.CopyFile(t, filepath.Join(s.repo, "test/switch/testdata/rocm-ernic.service"), "/usr/lib/systemd/system/rocm-ernic.service", 0o644)
+	s.debIn = "/root/" + filepath.Base(s.deb)
+	s.c.CopyFile(t, s.deb, s.debIn, 0o644)
+	// What the packages' postinst scripts do when there is no systemd
+	// running: enable, and the boot starts them. (deb-systemd-helper wants
+	// the package name that dpkg passes to maintainer scripts.)
+	s.c.Chroot(t, "env", "DPKG_MAINTSCRIPT_PACKAGE=rocm-ernic", "deb-systemd-helper", "enable", "rocm-ernic.service")
+	return s
 }
 
 func promDuration(d time.Duration) string { return fmt.Sprintf("%ds", int(d.Seconds())) }

@@ -5,9 +5,12 @@ package deliveryreport // import "github.com/rocm-ernic/otelcol-ernic/exporter/i
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"syscall"
 
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
@@ -23,11 +26,15 @@ type HTTPStatusError interface {
 	HTTPStatus() int
 }
 
-// Cause groups a failed send for the logs ("timeout", "http 503", "grpc Unavailable"...).
+// Cause groups a failed send for the logs ("timeout", "http 503", "grpc
+// Unavailable", "tls"...).
 func Cause(err error) string {
 	var hs HTTPStatusError
 	if errors.As(err, &hs) {
 		return fmt.Sprintf("http %d", hs.HTTPStatus())
+	}
+	if isTLS(err) {
+		return "tls"
 	}
 	if st, ok := status.FromError(err); ok && st.Code() != codes.Unknown && st.Code() != codes.OK {
 		return "grpc " + st.Code().String()
@@ -44,6 +51,25 @@ func Cause(err error) string {
 
 // ErrTooLarge marks a batch larger than the whole queue.
 var ErrTooLarge = errors.New("larger than the whole queue")
+
+// isTLS: the handshake failed, on either side: a certificate not trusted,
+// expired or for another name, or the peer's alert (a client certificate
+// refused). gRPC carries it in an Unavailable status's text only.
+func isTLS(err error) bool {
+	var (
+		verify   *tls.CertificateVerificationError
+		alert    tls.AlertError
+		unknown  x509.UnknownAuthorityError
+		invalid  x509.CertificateInvalidError
+		hostname x509.HostnameError
+	)
+	if errors.As(err, &verify) || errors.As(err, &alert) || errors.As(err, &unknown) ||
+		errors.As(err, &invalid) || errors.As(err, &hostname) {
+		return true
+	}
+	st, ok := status.FromError(err)
+	return ok && st.Code() == codes.Unavailable && strings.Contains(st.Message(), "authentication handshake failed")
+}
 
 // QueueCause groups a batch the queue refused ("disk full", "queue full"...).
 func QueueCause(err error) string {

@@ -187,10 +187,3 @@ func (r *Report) NotStored(n int, err error) {
 			zap.Int64("not_stored_items_total", r.notStoredItems))
 	}
 }
-
-// NotStoredTotal counts the items accepted but not stored since start.
-func (r *Report) NotStoredTotal() int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.notStoredItems
-}

@@ -5,6 +5,8 @@ package deliveryreport
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -34,6 +36,20 @@ func TestCause(t *testing.T) {
 		"connection":       &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED},
 		"timeout":          fmt.Errorf("post: %w", context.DeadlineExceeded),
 		"error":            errors.New("something else"),
+		"tls":              fmt.Errorf("post: %w", &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}),
+	} {
+		assert.Equal(t, want, Cause(err), "%v", err)
+	}
+	for _, err := range []error{
+		tls.AlertError(42), // bad_certificate: the server refused ours
+		x509.CertificateInvalidError{Reason: x509.Expired},
+		x509.HostnameError{Host: "backend"},
+		status.Error(codes.Unavailable, "connection error: desc = \"transport: authentication handshake failed: tls: bad certificate\""),
+	} {
+		assert.Equal(t, "tls", Cause(err), "%v", err)
+	}
+	for want, err := range map[string]error{
+		"grpc Unavailable": status.Error(codes.Unavailable, "connection refused"),
 	} {
 		assert.Equal(t, want, Cause(err), "%v", err)
 	}

@@ -115,7 +115,7 @@ func TestMergeCompressedAsItComes(t *testing.T) {
 		all = append(all, batch(i, 500))
 		raw += len(mustEncode(t, batch(i, 500)))
 	}
-	require.True(t, pushqueue.Pending[*Request](q.Merger(), func(it *item) {
+	require.True(t, pushqueue.PendingItem[*Request](q.Merger(), func(it *item) {
 		s := it.s
 		assert.Equal(t, raw, s.raw)
 		assert.Less(t, s.out.Cap(), raw/4, "%d bytes held for a %d-byte request", s.out.Cap(), raw)
@@ -135,7 +135,7 @@ func TestMergeZstdWindowFollowsBatches(t *testing.T) {
 	defer func() { require.NoError(t, e.Shutdown(context.Background())) }()
 	q := e.(*pushqueue.Exporter[*Request])
 	window := func() (w int) {
-		pushqueue.Pending[*Request](q.Merger(), func(it *item) { w = it.s.window })
+		pushqueue.PendingItem[*Request](q.Merger(), func(it *item) { w = it.s.window })
 		return w
 	}
 	flush := func() { require.NoError(t, q.Merger().Flush(context.Background())) }

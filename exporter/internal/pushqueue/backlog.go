@@ -87,59 +87,122 @@ func (b *backlog) usePersistent(on bool) {
 // its sizes and indexes, a PersistentMetadata message.
 const queueRecordKey = "qmv0"
 
-// observe reads a PersistentMetadata: items_size (1) and bytes_size (2),
-// sfixed64; read_index (3), write_index (4), fixed64; the indexes being
-// dispatched (5), repeated fixed64. One that does not decode is ignored.
-func (b *backlog) observe(rec []byte) {
-	var items, bytes int64
-	var read, write, dispatched uint64
+// queueRecord is what the backlog reads of a PersistentMetadata:
+// items_size (1) and bytes_size (2), sfixed64; read_index (3) and
+// write_index (4), fixed64; the indexes being dispatched (5), repeated
+// fixed64. Other fields are kept as they are.
+type queueRecord struct {
+	items, bytes int64
+	read, write  uint64
+	dispatched   []uint64
+	other        []byte
+}
+
+func parseQueueRecord(rec []byte) (queueRecord, bool) {
+	var q queueRecord
 	for len(rec) > 0 {
 		num, typ, n := protowire.ConsumeTag(rec)
 		if n < 0 {
-			return
+			return q, false
 		}
+		field := rec
 		rec = rec[n:]
 		switch {
 		case typ == protowire.Fixed64Type && num >= 1 && num <= 5:
 			v, n := protowire.ConsumeFixed64(rec)
 			if n < 0 {
-				return
+				return q, false
 			}
 			rec = rec[n:]
 			switch num {
 			case 1:
-				items = int64(v)
+				q.items = int64(v)
 			case 2:
-				bytes = int64(v)
+				q.bytes = int64(v)
 			case 3:
-				read = v
+				q.read = v
 			case 4:
-				write = v
+				q.write = v
 			case 5:
-				dispatched++
+				q.dispatched = append(q.dispatched, v)
 			}
 		case typ == protowire.BytesType && num == 5: // packed
 			v, n := protowire.ConsumeBytes(rec)
 			if n < 0 {
-				return
+				return q, false
 			}
 			rec = rec[n:]
-			dispatched += uint64(len(v) / 8)
+			for len(v) >= 8 {
+				x, k := protowire.ConsumeFixed64(v)
+				if k < 0 {
+					return q, false
+				}
+				q.dispatched = append(q.dispatched, x)
+				v = v[k:]
+			}
 		default:
 			n := protowire.ConsumeFieldValue(num, typ, rec)
 			if n < 0 {
-				return
+				return q, false
 			}
+			q.other = append(q.other, field[:len(field)-len(rec)+n]...)
 			rec = rec[n:]
 		}
+	}
+	return q, true
+}
+
+func (q queueRecord) marshal() []byte {
+	var b []byte
+	b = protowire.AppendTag(b, 1, protowire.Fixed64Type)
+	b = protowire.AppendFixed64(b, uint64(q.items))
+	b = protowire.AppendTag(b, 2, protowire.Fixed64Type)
+	b = protowire.AppendFixed64(b, uint64(q.bytes))
+	b = protowire.AppendTag(b, 3, protowire.Fixed64Type)
+	b = protowire.AppendFixed64(b, q.read)
+	b = protowire.AppendTag(b, 4, protowire.Fixed64Type)
+	b = protowire.AppendFixed64(b, q.write)
+	if len(q.dispatched) > 0 {
+		var packed []byte
+		for _, d := range q.dispatched {
+			packed = protowire.AppendFixed64(packed, d)
+		}
+		b = protowire.AppendTag(b, 5, protowire.BytesType)
+		b = protowire.AppendBytes(b, packed)
+	}
+	return append(b, q.other...)
+}
+
+// rewound is the record read at start with the batches an earlier process
+// was sending put back at the queue's head: exporterhelper would move them
+// to its tail, behind newer ones, where a TSDB refuses them as out of
+// order. The queue reads again from the oldest of them; indexes done in
+// between are holes it skips (Encoding's empty read).
+func rewound(rec []byte) []byte {
+	q, ok := parseQueueRecord(rec)
+	if !ok || len(q.dispatched) == 0 {
+		return rec
+	}
+	for _, d := range q.dispatched {
+		q.read = min(q.read, d)
+	}
+	q.dispatched = nil
+	return q.marshal()
+}
+
+// observe takes a record's sizes; one that does not decode is ignored.
+func (b *backlog) observe(rec []byte) {
+	q, ok := parseQueueRecord(rec)
+	if !ok {
+		return
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.persistent {
 		return
 	}
-	b.items, b.bytes = items, bytes
-	b.requests = int64(write-read) + int64(dispatched)
+	b.items, b.bytes = q.items, q.bytes
+	b.requests = int64(q.write-q.read) + int64(len(q.dispatched))
 }
 
 // observedHost hands exporterhelper the storage extension with its client
@@ -179,9 +242,11 @@ type observedClient struct {
 	backlog *backlog
 }
 
+// Get is how exporterhelper loads its record at start: rewound, observed.
 func (c observedClient) Get(ctx context.Context, key string) ([]byte, error) {
 	v, err := c.Client.Get(ctx, key)
 	if err == nil && key == queueRecordKey && v != nil {
+		v = rewound(v)
 		c.backlog.observe(v)
 	}
 	return v, err

@@ -87,9 +87,9 @@ func (m *merging[R, P]) lost(err error) {
 	}
 }
 
-// Pending calls fn on the item m holds, if any, under its window's lock
+// PendingItem calls fn on the item m holds, if any, under its window's lock
 // (for tests of a backend's items).
-func Pending[R Request, P any](m Merger, fn func(P)) bool {
+func PendingItem[R Request, P any](m Merger, fn func(P)) bool {
 	mm, ok := m.(*merging[R, P])
 	return ok && mm.window.Pending(fn)
 }

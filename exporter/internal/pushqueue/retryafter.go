@@ -46,7 +46,8 @@ func RetryAfterHeader(err error, v string, now time.Time) error {
 		return err
 	}
 	var d time.Duration
-	if s, perr := strconv.ParseUint(v, 10, 63); perr == nil {
+	if s, perr := strconv.ParseUint(v, 10, 63); perr == nil || errors.Is(perr, strconv.ErrRange) {
+		// A number past 2^63 is still seconds: far beyond the cap.
 		d = time.Duration(min(s, uint64(MaxRetryAfter/time.Second)+1)) * time.Second
 	} else if t, perr := http.ParseTime(v); perr == nil {
 		if d = t.Sub(now); d <= 0 {

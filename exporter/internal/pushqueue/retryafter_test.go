@@ -23,7 +23,7 @@ func TestRetryAfterHeader(t *testing.T) {
 		" 120 ":                         {want: 2 * time.Minute},
 		"0":                             {},
 		"86400":                         {want: MaxRetryAfter, note: `Retry-After "86400" is beyond the cap; waits 5m0s`},
-		"99999999999999999999":          {note: `Retry-After "99999999999999999999" is neither seconds nor an HTTP date; the backoff applies`},
+		"99999999999999999999":          {want: MaxRetryAfter, note: `Retry-After "99999999999999999999" is beyond the cap; waits 5m0s`},
 		"-3":                            {note: `Retry-After "-3" is neither seconds nor an HTTP date; the backoff applies`},
 		"soon":                          {note: `Retry-After "soon" is neither seconds nor an HTTP date; the backoff applies`},
 		"Wed, 21 Oct 2015 07:28:00 GMT": {want: 30 * time.Second},

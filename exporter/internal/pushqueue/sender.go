@@ -128,8 +128,7 @@ func (s *Sender[R]) Enqueue(ctx context.Context, inner exporter.Metrics, r R) er
 	s.queue.add(1, r.ItemsCount(), r.BytesSize())
 	done := make(chan error, 1)
 	go func() { done <- Offer(ctx, inner, r) }()
-	offered := time.Now()
-	tick := time.NewTicker(250 * time.Millisecond)
+	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
@@ -141,9 +140,9 @@ func (s *Sender[R]) Enqueue(ctx context.Context, inner exporter.Metrics, r R) er
 			}
 			s.stats.queued(r.ID())
 			return nil
-		case now := <-tick.C:
-			// The queue is still full: a sender that started failing since makes room.
-			if s.queue.capacity > 0 && s.failing.Load() && now.Sub(offered) > 2*time.Second {
+		case <-tick.C:
+			// Still waiting for room: a sender that started failing since makes it.
+			if s.queue.capacity > 0 && s.failing.Load() && s.queue.size()+size > s.queue.capacity {
 				s.dropOldest(100 * time.Millisecond)
 			}
 		case <-s.stop:

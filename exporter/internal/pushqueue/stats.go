@@ -32,6 +32,9 @@ type stats struct {
 	sentNewest            uint64
 	// inFlight are the IDs being sent; the oldest is the oldest still queued.
 	inFlight map[uint64]int
+	// lastOldest is the oldest in flight when last seen, for a backlog
+	// between two batches (nothing in flight for a moment).
+	lastOldest uint64
 }
 
 func newStats(id string, report *deliveryreport.Report, queue *backlog) *stats {
@@ -198,6 +201,12 @@ func (s *stats) snapshot() deliverystats.Snapshot {
 		if id != 0 && (oldest == 0 || id < oldest) {
 			oldest = id
 		}
+	}
+	switch {
+	case oldest != 0:
+		s.lastOldest = oldest
+	case q.items > 0 || q.bytes > 0:
+		oldest = s.lastOldest
 	}
 	return deliverystats.Snapshot{
 		Exporter: s.id, Start: s.start,

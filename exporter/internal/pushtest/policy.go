@@ -66,6 +66,7 @@ func RunPolicy(t *testing.T, newTarget func(*testing.T) Target) {
 		"a batch larger than the queue is refused":       tooLarge,
 		"stopping loses only an in-memory queue":         stopping,
 		"the batch being sent at a restart goes first":   restartOrder,
+		"two restarts in one outage keep the order":      twoRestarts,
 	} {
 		t.Run(name, func(t *testing.T) { run(t, newTarget(t)) })
 	}
@@ -223,20 +224,27 @@ func fullDuringOutage(t *testing.T, tg Target) {
 	assert.Equal(t, int64(3*points), c.PointsSent)
 }
 
-// fullAfterRestart: an earlier process's batches fill the queue; the new
-// process drops them for its own, never refusing a batch.
-func fullAfterRestart(t *testing.T, tg Target) {
+// stoppedInAnOutage runs a first process that fills a persistent queue
+// with batches 1 to 3 while the endpoint is down (1 being sent), and stops
+// it; a second process started with the queue and host it returns finds them.
+func stoppedInAnOutage(t *testing.T, tg Target) (exporterhelper.QueueBatchConfig, component.Host) {
 	id := component.MustNewID("test_storage")
-	storage := storagetest.NewMemStorage()
+	host := storagetest.NewMemStorage().Host(id)
 	tg.Endpoint.Answer(Answer{Down: true})
-	first, _ := tg.Start(t, queueOf(&id), fastRetry, storage.Host(id))
+	first, _ := tg.Start(t, queueOf(&id), fastRetry, host)
 	send(t, first, 1)
 	waitFor(t, "the first attempt", func() bool { return len(tg.Endpoint.Attempts()) > 0 })
 	send(t, first, 2, 3)
 	assert.Equal(t, int64(capacity), counts(t, first).QueuePoints)
 	require.NoError(t, first.Shutdown(context.Background()))
+	return queueOf(&id), host
+}
 
-	second, _ := tg.Start(t, queueOf(&id), fastRetry, storage.Host(id))
+// fullAfterRestart: an earlier process's batches fill the queue; the new
+// process drops them for its own, never refusing a batch.
+func fullAfterRestart(t *testing.T, tg Target) {
+	q, host := stoppedInAnOutage(t, tg)
+	second, _ := tg.Start(t, q, fastRetry, host)
 	defer func() { require.NoError(t, second.Shutdown(context.Background())) }()
 	assert.Equal(t, int64(capacity), counts(t, second).QueuePoints, "the earlier process's backlog counts")
 	send(t, second, 4, 5, 6)
@@ -291,20 +299,28 @@ func stopping(t *testing.T, tg Target) {
 // restartOrder: the batch being sent when the process stopped goes first
 // after a restart, though exporterhelper's queue puts it at its tail.
 func restartOrder(t *testing.T, tg Target) {
-	id := component.MustNewID("test_storage")
-	storage := storagetest.NewMemStorage()
-	tg.Endpoint.Answer(Answer{Down: true})
-	first, _ := tg.Start(t, queueOf(&id), fastRetry, storage.Host(id))
-	send(t, first, 1)
-	waitFor(t, "the first attempt", func() bool { return len(tg.Endpoint.Attempts()) > 0 })
-	send(t, first, 2, 3)
-	require.NoError(t, first.Shutdown(context.Background()))
+	q, host := stoppedInAnOutage(t, tg)
 	tg.Endpoint.Answer(Answer{})
-	second, _ := tg.Start(t, queueOf(&id), fastRetry, storage.Host(id))
+	second, _ := tg.Start(t, q, fastRetry, host)
 	defer func() { require.NoError(t, second.Shutdown(context.Background())) }()
 	waitFor(t, "3 batches", func() bool { return len(tg.Endpoint.Accepted()) == 3 })
 	assert.Equal(t, []int{1, 2, 3}, tg.Endpoint.Accepted())
 	assert.Equal(t, int64(3*points), settled(t, second, tg.Endpoint).PointsSent)
+}
+
+// twoRestarts: a second process stopped while it sends the first's
+// interrupted batch; the third still sends every batch in order.
+func twoRestarts(t *testing.T, tg Target) {
+	q, host := stoppedInAnOutage(t, tg)
+	before := len(tg.Endpoint.Attempts())
+	second, _ := tg.Start(t, q, fastRetry, host)
+	waitFor(t, "the second process's attempts", func() bool { return len(tg.Endpoint.Attempts()) > before+1 })
+	require.NoError(t, second.Shutdown(context.Background()))
+	tg.Endpoint.Answer(Answer{})
+	third, _ := tg.Start(t, q, fastRetry, host)
+	defer func() { require.NoError(t, third.Shutdown(context.Background())) }()
+	waitFor(t, "3 batches", func() bool { return len(tg.Endpoint.Accepted()) == 3 })
+	assert.Equal(t, []int{1, 2, 3}, tg.Endpoint.Accepted())
 }
 
 func sum(m map[string]int64) int64 {

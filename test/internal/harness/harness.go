@@ -84,6 +84,23 @@ func CollectorBinary(t testing.TB) string {
 	return collectorBin.get(t)
 }
 
+// CollectorVersion is what `otelcol-ernic --version` prints after
+// "otelcol-ernic version ": the version the build carries (ocb's
+// dist.version), which the selftelemetry receiver publishes.
+func CollectorVersion(t testing.TB) string {
+	t.Helper()
+	bin := CollectorBinary(t)
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatalf("%s --version: %v", bin, err)
+	}
+	v, ok := strings.CutPrefix(strings.TrimSpace(string(out)), "otelcol-ernic version ")
+	if !ok || v == "" {
+		t.Fatalf("%s --version: %q, want \"otelcol-ernic version <version>\"", bin, out)
+	}
+	return v
+}
+
 // TestBuildBinary returns the test build of the distribution, with the
 // components that only tests use (the OTLP receiver, otlp_http, contrib's
 // prometheus exporter; the Makefile's otelcol-test): $OTELCOL_TEST_BIN when

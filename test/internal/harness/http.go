@@ -25,9 +25,17 @@ type answer struct {
 	status string
 }
 
-// fetch sends a request with the header pairs (name, value, ...) and
-// returns the answer.
-func fetch(ctx context.Context, method, url string, body io.Reader, header ...string) (answer, error) {
+// Access is how a test reaches a server behind TLS and basic auth (a
+// Prometheus with --web.config.file): a client that trusts its CA and
+// presents a client certificate, and the user and password.
+type Access struct {
+	Client         *http.Client
+	User, Password string
+}
+
+// fetch sends a request with the header pairs (name, value, ...) through a
+// (nil: http.DefaultClient, no credentials) and returns the answer.
+func fetch(ctx context.Context, a *Access, method, url string, body io.Reader, header ...string) (answer, error) {
 	req, err := http.NewRequestWithContext(ctx, method, url, body)
 	if err != nil {
 		return answer{}, err
@@ -35,7 +43,14 @@ func fetch(ctx context.Context, method, url string, body io.Reader, header ...st
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	client := http.DefaultClient
+	if a != nil {
+		client = a.Client
+		if a.User != "" {
+			req.SetBasicAuth(a.User, a.Password)
+		}
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return answer{}, err
 	}
@@ -47,7 +62,12 @@ func fetch(ctx context.Context, method, url string, body io.Reader, header ...st
 // Scrape fetches and parses the text exposition at url. Legacy validation:
 // every family and label name must be a classic Prometheus name.
 func Scrape(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {
-	a, err := fetch(ctx, http.MethodGet, url, nil, "Accept", "text/plain; version=0.0.4")
+	return scrapeWith(ctx, nil, url)
+}
+
+// scrapeWith is Scrape through access (nil: none).
+func scrapeWith(ctx context.Context, access *Access, url string) (map[string]*dto.MetricFamily, error) {
+	a, err := fetch(ctx, access, http.MethodGet, url, nil, "Accept", "text/plain; version=0.0.4")
 	if err != nil {
 		return nil, err
 	}

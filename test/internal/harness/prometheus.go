@@ -76,6 +76,10 @@ type Prometheus struct {
 	Dir string
 	// Log is its output, over all its starts.
 	Log *LockedBuffer
+	// Access, when set (before Start), is how the tests reach a server
+	// started with --web.config.file (TLS, client certificates, basic
+	// auth); its URLs are then https.
+	Access *Access
 
 	t     testing.TB
 	flags []string
@@ -90,6 +94,14 @@ type Prometheus struct {
 // when the test ends, printing its log when the test failed.
 func StartPrometheus(t testing.TB, bin, dir string, ready time.Duration, conf string, flags ...string) *Prometheus {
 	t.Helper()
+	p := NewPrometheus(t, bin, dir, ready, conf, flags...)
+	p.Start()
+	return p
+}
+
+// NewPrometheus is StartPrometheus without the start: set Access, then Start.
+func NewPrometheus(t testing.TB, bin, dir string, ready time.Duration, conf string, flags ...string) *Prometheus {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
@@ -103,7 +115,6 @@ func StartPrometheus(t testing.TB, bin, dir string, ready time.Duration, conf st
 			t.Logf("prometheus %s log:\n%s", bin, p.Log.String())
 		}
 	})
-	p.Start()
 	return p
 }
 
@@ -136,13 +147,12 @@ func (p *Prometheus) Start() {
 		if !p.proc.Running() {
 			t.Fatalf("prometheus %s exited before it was ready:\n%s", p.Bin, p.Log.String())
 		}
-		resp, err := http.Get(p.URL("/-/ready"))
+		a, err := fetch(context.Background(), p.Access, http.MethodGet, p.URL("/-/ready"), nil)
 		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
+			if a.code == http.StatusOK {
 				return
 			}
-			err = errors.New(resp.Status)
+			err = errors.New(a.status)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("prometheus %s not ready within %v (last: %v):\n%s", p.Bin, p.ready, err, p.Log.String())
@@ -176,7 +186,11 @@ func (p *Prometheus) Signal(sig os.Signal) error {
 
 // URL is the server's URL of path.
 func (p *Prometheus) URL(path string) string {
-	return fmt.Sprintf("http://127.0.0.1:%d%s", p.Port, path)
+	scheme := "http"
+	if p.Access != nil {
+		scheme = "https"
+	}
+	return fmt.Sprintf("%s://127.0.0.1:%d%s", scheme, p.Port, path)
 }
 
 // WriteURL is the remote-write endpoint.
@@ -196,7 +210,7 @@ type APIResponse struct {
 // API POSTs params to the API path and returns the answer, or an error
 // when it is not a success.
 func (p *Prometheus) API(ctx context.Context, path string, params url.Values) (*APIResponse, error) {
-	a, err := fetch(ctx, http.MethodPost, p.URL(path), strings.NewReader(params.Encode()),
+	a, err := fetch(ctx, p.Access, http.MethodPost, p.URL(path), strings.NewReader(params.Encode()),
 		"Content-Type", "application/x-www-form-urlencoded")
 	if err != nil {
 		return nil, err
@@ -214,7 +228,7 @@ func (p *Prometheus) API(ctx context.Context, path string, params url.Values) (*
 // GetAPI GETs an API path (the rules and alerts endpoints take no POST)
 // and decodes its data into v.
 func (p *Prometheus) GetAPI(ctx context.Context, path string, v any) error {
-	a, err := fetch(ctx, http.MethodGet, p.URL(path), nil)
+	a, err := fetch(ctx, p.Access, http.MethodGet, p.URL(path), nil)
 	if err != nil {
 		return err
 	}
@@ -323,7 +337,7 @@ func (p *Prometheus) ScalarAt(ctx context.Context, q string, at time.Time) (floa
 // none there.
 func (p *Prometheus) RequestsNot2xx(t testing.TB, handler string) []string {
 	t.Helper()
-	mfs, err := Scrape(context.Background(), p.URL("/metrics"))
+	mfs, err := scrapeWith(context.Background(), p.Access, p.URL("/metrics"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,16 @@ import (
 	"unicode/utf8"
 )
 
+// Words of the stats format (README.md §3).
+const (
+	headerDevice = "Device Statistics:"
+	headerQPs    = "Per-QP Statistics:"
+	noQPsLine    = "(no QPs created yet)"
+	otherOpcodes = "(other opcodes)"
+	wqesByOpcode = "WQEs by opcode:"
+	writeCount   = "Write count"
+)
+
 // cutLine applies the line rule of README.md §3.1 to one line without its
 // '\n': line is raw stripped as bytes.TrimSpace would, key and val the halves
 // at the separator (hasVal). ASCII space is stripped by hand: this is the

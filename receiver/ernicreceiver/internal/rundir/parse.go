@@ -5,7 +5,9 @@ package rundir
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"strconv"
 )
 
 type section uint8
@@ -17,15 +19,6 @@ const (
 	secQPs
 	secLIF
 	secOther
-)
-
-const (
-	headerDevice = "Device Statistics:"
-	headerQPs    = "Per-QP Statistics:"
-	noQPsLine    = "(no QPs created yet)"
-	otherOpcodes = "(other opcodes)"
-	wqesByOpcode = "WQEs by opcode:"
-	writeCount   = "Write count"
 )
 
 // parser is the state of one parseStats call.
@@ -46,6 +39,22 @@ type parser struct {
 	// memos[i] is how line i of the last QP block was cut; bi is the line's index.
 	memos [memoLines]lineMemo
 	bi    int
+}
+
+// ParseStats parses a whole stats file; the error wraps ErrIncomplete for an
+// incomplete one, and single lines' problems are in Stats.Problems.
+func ParseStats(data []byte) (*Stats, error) {
+	s := &Stats{}
+	if err := ParseStatsInto(s, data); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ParseStatsInto is ParseStats into s, reusing the memory of its lists,
+// which the caller must be done with; on error s holds no usable snapshot.
+func ParseStatsInto(s *Stats, data []byte) error {
+	return parseStats(s, data, true)
 }
 
 // parseStats parses data into s. memo enables lineMemo's shortcut; the
@@ -109,85 +118,247 @@ func parseStats(s *Stats, data []byte, memo bool) error {
 			p.qpLine(line, key, val, hasVal)
 		case secLIF:
 			if hasVal {
-				s.addLIF(&p.sc, key, val, p.lineNo)
+				p.lifLine(key, val)
 			}
 		}
 	}
 	return p.checkEnd(data)
 }
 
-// qpValue applies a `key : n` line of qp's block: an opcode count when
-// inOpcodes, else the counter k when known. A key printed twice is reported.
-func (s *Stats) qpValue(qp *QP, ops *[]Counter, opStart int, inOpcodes bool, key []byte, k QPKey, known, isOther bool, n uint64, lineNo int) {
-	if inOpcodes {
-		if isOther {
-			if qp.HasOther {
-				s.duplicate(lineNo, fmt.Sprintf("QP %d %s", qp.Handle, key))
-			}
-			qp.Other, qp.HasOther = n, true
-			return
-		}
-		if !setCounter(ops, opStart, key, n, opcodeName) {
-			s.duplicate(lineNo, fmt.Sprintf("QP %d opcode %s", qp.Handle, key))
-		}
-		qp.Opcodes = (*ops)[opStart:len(*ops):len(*ops)]
-		return
+// checkLines rejects data that is not whole lines of LF-ended text.
+func checkLines(data []byte) error {
+	if len(data) == 0 {
+		return incomplete("empty file")
 	}
-	if known {
-		if qp.present&(1<<k) != 0 {
-			s.duplicate(lineNo, fmt.Sprintf("QP %d %s", qp.Handle, key))
-		}
-		qp.values[k] = n
-		qp.present |= 1 << k
+	if data[len(data)-1] != '\n' {
+		return incomplete("file does not end with a newline (cut inside a line)")
+	}
+	if bytes.IndexByte(data, '\r') >= 0 {
+		return errors.New("CR characters (CRLF line endings?): not a stats file of a known server format, whose lines end in LF")
+	}
+	return nil
+}
+
+func (p *parser) header(line []byte) {
+	p.qp, p.inOpcodes = nil, false
+	switch {
+	case string(line) == "Instance:":
+		p.sec = secInstance
+	case string(line) == headerDevice:
+		p.sec = secDevice
+	case string(line) == headerQPs:
+		p.sec = secQPs
+		p.sawQPs = true
+	case bytes.HasPrefix(line, []byte("LIF")):
+		p.sec = secLIF
+	default:
+		p.sec = secOther
 	}
 }
 
-// requiredDevice lists the device counters every known server format prints
-// (any one key of each group).
-var requiredDevice = [][]DeviceKey{
-	{Commands}, {Interrupts}, {ResetCount, FLRResetCount},
-	{MMIOReads, RegsReads}, {MMIOWrites, RegsWrites},
-	{BytesSent}, {BytesReceived}, {BytesRDMARead}, {BytesRDMAWrite},
-}
-
-func (s *Stats) addLIF(sc *scratch, key, val []byte, lineNo int) {
+// writeCountLine takes `Write count : N`, or `Write count: N` in older
+// servers (no value cut: hasVal false).
+func (p *parser) writeCountLine(line, val []byte, hasVal bool) {
+	s := p.s
+	if !hasVal {
+		val = bytes.TrimSpace(line[len(writeCount)+1:])
+	}
 	n, ok := parseUint(val)
 	if !ok {
-		s.Problems = append(s.Problems, &LineError{lineNo, fmt.Sprintf("LIF counter %s: %q is not an unsigned 64-bit integer", key, val)})
+		s.Problems = append(s.Problems, &LineError{p.lineNo, fmt.Sprintf("Write count %q is not an unsigned 64-bit integer", val)})
 		return
 	}
-	name, i, known := lifIndex.lookup(key)
+	if s.HasWriteCount {
+		s.duplicate(p.lineNo, writeCount)
+	}
+	s.WriteCount, s.HasWriteCount = n, true
+}
+
+// deviceLine takes one `key : value` line of `Device Statistics:`, where a
+// LIF counter name is a LIF counter too.
+func (p *parser) deviceLine(key, val []byte) {
+	s := p.s
+	if _, ok := lifName(key); ok {
+		p.lifLine(key, val)
+		return
+	}
+	k, known := lookupDeviceKey(key)
 	if !known {
-		// A name the ionic driver may have added: searched for.
-		if !setCounter(&s.LIF, 0, key, n, lifCounterName) {
-			s.duplicate(lineNo, "LIF counter "+string(key))
-		}
+		return // a key a newer server added; not published
+	}
+	n, ok := parseUint(val)
+	if !ok {
+		s.Problems = append(s.Problems, &LineError{p.lineNo, fmt.Sprintf("device counter %s: %q is not an unsigned 64-bit integer", key, val)})
 		return
 	}
-	if p := sc.lifPos[i]; p > 0 {
-		s.LIF[p-1].Value = n
-		s.duplicate(lineNo, "LIF counter "+name)
+	if !s.Device.set(k, n) {
+		s.duplicate(p.lineNo, "device counter "+string(key))
+	}
+}
+
+// lifLine takes one `name : N` line of a LIF counter.
+func (p *parser) lifLine(key, val []byte) {
+	n, ok := parseUint(val)
+	if !ok {
+		p.s.Problems = append(p.s.Problems, &LineError{p.lineNo, fmt.Sprintf("LIF counter %s: %q is not an unsigned 64-bit integer", key, val)})
 		return
 	}
-	s.LIF = append(s.LIF, Counter{Name: name, Value: n})
-	sc.lifPos[i] = int32(len(s.LIF))
+	p.s.addLIF(&p.sc, key, n, p.lineNo)
 }
 
-// duplicate records a key printed twice in one scope: the last value is
-// used, never the sum.
-func (s *Stats) duplicate(lineNo int, what string) {
-	s.Problems = append(s.Problems, &LineError{lineNo, what + " printed twice; the last value is used"})
-}
-
-// setCounter sets the counter key among (*cs)[from:], appending it when
-// absent (false when present). The lists are short: linear beats a map.
-func setCounter(cs *[]Counter, from int, key []byte, v uint64, name func([]byte) string) bool {
-	for i := from; i < len(*cs); i++ {
-		if (*cs)[i].Name == string(key) {
-			(*cs)[i].Value = v
-			return false
+// qpLine takes one line of `Per-QP Statistics:`: a `QP <handle>:` header,
+// or a counter, the opcode header or an opcode line of the current block.
+func (p *parser) qpLine(line, key, val []byte, hasVal bool) {
+	s := p.s
+	h, isHeader, ok := qpHeader(line)
+	if isHeader {
+		p.openQP(h, ok, line)
+		return
+	}
+	if p.qp == nil {
+		return // `(no QPs created yet)`, or lines of an ignored block
+	}
+	if !hasVal {
+		if string(line) == wqesByOpcode {
+			p.inOpcodes = true
+			return
+		}
+		if key, val, hasVal = p.oldOpcodeLine(line); !hasVal {
+			return
 		}
 	}
-	*cs = append(*cs, Counter{Name: name(key), Value: v})
-	return true
+	n, ok := parseUint(val)
+	if !ok {
+		s.Problems = append(s.Problems, &LineError{p.lineNo, fmt.Sprintf("QP %d %s: %q is not an unsigned 64-bit integer", p.qp.Handle, key, val)})
+		return
+	}
+	k, known := lookupQPKey(key)
+	s.qpValue(p.qp, &p.sc.ops, p.opStart, p.inOpcodes, key, k, known, string(key) == otherOpcodes, n, p.lineNo)
+}
+
+// openQP starts h's block; a bad handle or one seen before leaves it out.
+func (p *parser) openQP(h uint32, ok bool, line []byte) {
+	s := p.s
+	p.inOpcodes = false
+	if !ok {
+		s.Problems = append(s.Problems, &LineError{p.lineNo, fmt.Sprintf("QP header %q: the handle is not a decimal uint32; block ignored", line)})
+		p.qp = nil
+		return
+	}
+	if p.sc.seenQP(h) {
+		s.Problems = append(s.Problems, &LineError{p.lineNo, "QP " + strconv.FormatUint(uint64(h), 10) + " printed twice; the second block is ignored"})
+		p.qp = nil
+		return
+	}
+	s.QPs = append(s.QPs, QP{Handle: h})
+	p.qp = &s.QPs[len(s.QPs)-1]
+	p.bi = 0
+	p.opStart = len(p.sc.ops)
+}
+
+// oldOpcodeLine cuts an opcode line without ` : `: older servers print
+// `NAME: N` for 20- and 21-character names.
+func (p *parser) oldOpcodeLine(line []byte) (key, val []byte, ok bool) {
+	if !p.inOpcodes {
+		return nil, nil, false
+	}
+	i := bytes.LastIndexByte(line, ':')
+	if i <= 0 {
+		return nil, nil, false
+	}
+	return bytes.TrimSpace(line[:i]), bytes.TrimSpace(line[i+1:]), true
+}
+
+// memoQPLines takes the lines at the start of rest that the memo cuts, in a
+// tight loop on locals, and returns what follows.
+func (p *parser) memoQPLines(rest []byte) []byte {
+	qp, inOpcodes, lineNo, bi := p.qp, p.inOpcodes, p.lineNo, p.bi
+	var last []byte // the last line taken, as written
+	start := 0      // where its stripped line starts
+	for len(rest) > 0 {
+		if rest[0] == '\n' {
+			// An empty line ends the block.
+			lineNo++
+			rest = rest[1:]
+			qp, inOpcodes = nil, false
+			break
+		}
+		if bi >= memoLines || !p.memos[bi].indented {
+			break
+		}
+		// The line must be m.prefix, one to 19 digits (20 may overflow: the general
+		// path checks them) and '\n'; or m.prefix and '\n' for the opcode header.
+		m := &p.memos[bi]
+		n := len(m.prefix)
+		if n == 0 || len(rest) <= n || !bytes.Equal(rest[:n], m.prefix) {
+			break
+		}
+		if m.bare {
+			if rest[n] != '\n' {
+				break
+			}
+			lineNo++
+			last, start = rest[:n], m.start
+			inOpcodes = true
+			rest = rest[n+1:]
+			bi++
+			continue
+		}
+		end := n
+		var v uint64
+		for ; end < len(rest); end++ {
+			d := rest[end] - '0'
+			if d > 9 {
+				break
+			}
+			v = v*10 + uint64(d)
+		}
+		if end == n || end-n > 19 || end == len(rest) || rest[end] != '\n' {
+			break
+		}
+		lineNo++
+		last, start = rest[:end], m.start
+		if k := m.qpKey; !inOpcodes && m.qpKnown && qp.present&(1<<k) == 0 {
+			// qpValue's common case, inline.
+			qp.values[k] = v
+			qp.present |= 1 << k
+		} else {
+			p.s.qpValue(qp, &p.sc.ops, p.opStart, inOpcodes, m.key, m.qpKey, m.qpKnown, m.isOther, v, lineNo)
+		}
+		rest = rest[end+1:]
+		bi++
+	}
+	if last != nil {
+		p.lastRaw, p.lastLine = last, last[start:]
+	}
+	p.qp, p.inOpcodes, p.lineNo, p.bi = qp, inOpcodes, lineNo, bi
+	return rest
+}
+
+// checkEnd applies the end rules of a whole file (README.md §4).
+func (p *parser) checkEnd(data []byte) error {
+	if !p.sawQPs {
+		return incomplete("no \"" + headerQPs + "\" header")
+	}
+	// A whole file ends right after the QP header or with an empty line.
+	endsBlank := len(data) >= 2 && data[len(data)-2] == '\n'
+	// The header counts only at column 0, the old no-QPs line only right under
+	// it: the same words inside a QP block are not an end.
+	endsHeader := string(p.lastRaw) == headerQPs ||
+		(string(p.lastLine) == noQPsLine && p.sec == secQPs && len(p.s.QPs) == 0)
+	if !endsBlank && !endsHeader {
+		return incomplete("file does not end with an empty line (cut inside a block)")
+	}
+	for _, group := range requiredDevice {
+		found := false
+		for _, k := range group {
+			if _, ok := p.s.Device.Get(k); ok {
+				found = true
+			}
+		}
+		if !found {
+			return fmt.Errorf("device counter %s missing: not a stats file of a known server format", group[0])
+		}
+	}
+	return nil
 }

@@ -38,6 +38,10 @@ const (
 	NumDeviceKeys
 )
 
+// numCurrentDeviceKeys counts the current server's device keys, the first
+// of deviceKeyNames (internal/sim's DeviceKeys are generated from them).
+const numCurrentDeviceKeys = IPBytesRx + 1
+
 var deviceKeyNames = [NumDeviceKeys]string{
 	"commands", "bar0_reads", "bar0_writes", "uar_reads", "uar_writes",
 	"mmio_reads_total", "mmio_writes_total", "interrupts", "reset_count",
@@ -96,6 +100,14 @@ func lookupDeviceKey(key []byte) (DeviceKey, bool) {
 		return RegsWrites, true
 	}
 	return 0, false
+}
+
+// requiredDevice lists the device counters every known server format prints
+// (any one key of each group).
+var requiredDevice = [][]DeviceKey{
+	{Commands}, {Interrupts}, {ResetCount, FLRResetCount},
+	{MMIOReads, RegsReads}, {MMIOWrites, RegsWrites},
+	{BytesSent}, {BytesReceived}, {BytesRDMARead}, {BytesRDMAWrite},
 }
 
 // QPKey indexes one counter of a `QP <handle>:` block.
@@ -259,6 +271,86 @@ func (sc *scratch) seenQP(h uint32) bool {
 	return dup
 }
 
+// instanceLine records one `key : value` line of `Instance:`.
+func (s *Stats) instanceLine(key, val []byte) {
+	switch string(key) {
+	case "socket":
+		s.Socket = string(val)
+	case "backend":
+		s.Backend = string(val)
+	case "pci":
+		s.PCI = string(val)
+	case "mac":
+		s.MAC = string(val)
+	case "connection":
+		s.Connection, s.HasConnection = string(val), true
+	}
+}
+
+// qpValue applies a `key : n` line of qp's block: an opcode count when
+// inOpcodes, else the counter k when known. A key printed twice is reported.
+func (s *Stats) qpValue(qp *QP, ops *[]Counter, opStart int, inOpcodes bool, key []byte, k QPKey, known, isOther bool, n uint64, lineNo int) {
+	if inOpcodes {
+		if isOther {
+			if qp.HasOther {
+				s.duplicate(lineNo, fmt.Sprintf("QP %d %s", qp.Handle, key))
+			}
+			qp.Other, qp.HasOther = n, true
+			return
+		}
+		if !setCounter(ops, opStart, key, n, opcodeName) {
+			s.duplicate(lineNo, fmt.Sprintf("QP %d opcode %s", qp.Handle, key))
+		}
+		qp.Opcodes = (*ops)[opStart:len(*ops):len(*ops)]
+		return
+	}
+	if known {
+		if qp.present&(1<<k) != 0 {
+			s.duplicate(lineNo, fmt.Sprintf("QP %d %s", qp.Handle, key))
+		}
+		qp.values[k] = n
+		qp.present |= 1 << k
+	}
+}
+
+// addLIF records the LIF counter key; a key printed twice is reported.
+func (s *Stats) addLIF(sc *scratch, key []byte, n uint64, lineNo int) {
+	name, i, known := lifIndex.lookup(key)
+	if !known {
+		// A name the ionic driver may have added: searched for.
+		if !setCounter(&s.LIF, 0, key, n, lifCounterName) {
+			s.duplicate(lineNo, "LIF counter "+string(key))
+		}
+		return
+	}
+	if p := sc.lifPos[i]; p > 0 {
+		s.LIF[p-1].Value = n
+		s.duplicate(lineNo, "LIF counter "+name)
+		return
+	}
+	s.LIF = append(s.LIF, Counter{Name: name, Value: n})
+	sc.lifPos[i] = int32(len(s.LIF))
+}
+
+// duplicate records a key printed twice in one scope: the last value is
+// used, never the sum.
+func (s *Stats) duplicate(lineNo int, what string) {
+	s.Problems = append(s.Problems, &LineError{lineNo, what + " printed twice; the last value is used"})
+}
+
+// setCounter sets the counter key among (*cs)[from:], appending it when
+// absent (false when present). The lists are short: linear beats a map.
+func setCounter(cs *[]Counter, from int, key []byte, v uint64, name func([]byte) string) bool {
+	for i := from; i < len(*cs); i++ {
+		if (*cs)[i].Name == string(key) {
+			(*cs)[i].Value = v
+			return false
+		}
+	}
+	*cs = append(*cs, Counter{Name: name(key), Value: v})
+	return true
+}
+
 // ErrIncomplete marks a stats file that is not whole by any known server
 // format (README.md §4), as a reader racing the rewrite sees it.
 var ErrIncomplete = errors.New("incomplete file")
@@ -274,19 +366,3 @@ type LineError struct {
 }
 
 func (e *LineError) Error() string { return "line " + strconv.Itoa(e.Line) + ": " + e.Msg }
-
-// ParseStats parses a whole stats file; the error wraps ErrIncomplete for an
-// incomplete one, and single lines' problems are in Stats.Problems.
-func ParseStats(data []byte) (*Stats, error) {
-	s := &Stats{}
-	if err := ParseStatsInto(s, data); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// ParseStatsInto is ParseStats into s, reusing the memory of its lists,
-// which the caller must be done with; on error s holds no usable snapshot.
-func ParseStatsInto(s *Stats, data []byte) error {
-	return parseStats(s, data, true)
-}

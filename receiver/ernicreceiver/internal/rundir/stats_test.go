@@ -63,12 +63,13 @@ func TestParseStatsCurrentFormat(t *testing.T) {
 		BytesSent: 2097152, BytesReceived: 1048576, BytesRDMARead: 4194304,
 		BytesRDMAWrite: 8388608, IPBytesTx: 512044, IPBytesRx: 498230,
 	}
+	assert.Len(t, want, int(numCurrentDeviceKeys), "the current server's keys")
 	for k, v := range want {
 		assert.Equal(t, v, dev(t, s, k), "device %s", k)
 	}
-	for _, k := range []DeviceKey{FLRResetCount, RegsReads, RegsWrites} {
+	for k := numCurrentDeviceKeys; k < NumDeviceKeys; k++ {
 		_, ok := s.Device.Get(k)
-		assert.False(t, ok, "%s must be absent", k)
+		assert.False(t, ok, "%s, an older server's key, must be absent", k)
 	}
 
 	require.Len(t, s.QPs, 2)
@@ -107,8 +108,9 @@ func TestParseStatsStartupFile(t *testing.T) {
 	assert.Equal(t, uint64(0), dev(t, s, Commands))
 }
 
-func TestParseStatsOlderFormat(t *testing.T) {
-	s := mustParse(t, "stats/old-format.stats")
+// The regs_* format of older servers (README.md §3.4).
+func TestParseStatsRegsFormat(t *testing.T) {
+	s := mustParse(t, "stats/regs-format.stats")
 	assert.Equal(t, uint64(12), s.WriteCount, "`Write count: N` without the space")
 	assert.Equal(t, uint64(2), dev(t, s, FLRResetCount))
 	assert.Equal(t, uint64(900), dev(t, s, RegsReads))
@@ -129,8 +131,8 @@ func TestParseStatsOlderFormat(t *testing.T) {
 	assert.Empty(t, s.Problems)
 }
 
-func TestParseStatsNoQPsOldServer(t *testing.T) {
-	s := mustParse(t, "stats/no-qps-old.stats")
+func TestParseStatsRegsFormatNoQPs(t *testing.T) {
+	s := mustParse(t, "stats/regs-format-no-qps.stats")
 	assert.Empty(t, s.QPs)
 	assert.Equal(t, "disconnected (client closed)", s.Connection)
 	assert.Equal(t, uint64(3), s.WriteCount)
@@ -171,7 +173,7 @@ func TestParseStatsLineRule(t *testing.T) {
 func deviceBlock(extra string) string {
 	var b strings.Builder
 	b.WriteString("Device Statistics:\n")
-	for k := range DeviceKey(15) {
+	for k := range numCurrentDeviceKeys {
 		b.WriteString("  " + k.String() + " : 1\n")
 	}
 	b.WriteString(extra)
