@@ -393,7 +393,8 @@ bench-budget: test-deps otelcol otelcol-test sim
 # directory and one backend, CPU of B over A per round (scripts/bench-pair.sh:
 # A_OTELCOL/B_OTELCOL, A_ENV/B_ENV, A_CONFIG/B_CONFIG, SIZE, PIPELINE or
 # A_PIPELINE/B_PIPELINE pull, prw, otlp or otlphttp, WARMUP,
-# DURATION, ROUNDS): for a change smaller than the machine's swing
+# DURATION, ROUNDS; TELEMETRY=1 adds what each sent a scrape: points,
+# requests, bytes): for a change smaller than the machine's swing
 # between two runs of bench-e2e.
 .PHONY: bench-pair
 bench-pair: test-deps otelcol otelcol-test sim

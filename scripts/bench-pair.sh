@@ -87,7 +87,7 @@ scrape_yaml >"$dir/common.yaml"
 
 
 # tel_port NAME: where collector NAME serves its telemetry (TELEMETRY=1).
-tel_port() { echo $((port + 7 + ($1 == B))); }
+tel_port() { if [[ $1 == A ]]; then echo $((port + 7)); else echo $((port + 8)); fi; }
 # sent NAME: points, HTTP requests and request bytes the collector NAME sent so far.
 sent() {
 	local p
