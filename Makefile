@@ -171,9 +171,13 @@ fuzz:
 # unshare --uts). test/dashboards
 # checks dashboards/ with promtool (same package; or PROMTOOL_BIN).
 # The second collector of the OTLP tests and the comparison with contrib's
-# prometheus exporter run the test build (otelcol-test).
+# prometheus exporter run the test build (otelcol-test). The tests mostly
+# wait (outages, scrapes, rule evaluations): E2E_PARALLEL of them run at
+# once, where go test's default is one per CPU; the package's whole run
+# (about 6 minutes at 6) is above go test's default 10-minute timeout at 2.
+E2E_PARALLEL ?= 6
 e2e-test: otelcol otelcol-test $(if $(PROMETHEUS3_BIN),,$(PROMETHEUS3)) $(if $(THANOS_BIN),,$(THANOS))
-	OTELCOL_BIN=$(CURDIR)/$(OTELCOL) OTELCOL_TEST_BIN=$(CURDIR)/$(OTELCOL_TEST) PROMETHEUS3_BIN=$${PROMETHEUS3_BIN:-$(CURDIR)/$(PROMETHEUS3)} THANOS_BIN=$${THANOS_BIN:-$(CURDIR)/$(THANOS)} $(GO) test -tags e2e -count=1 -v ./test/e2e/... ./test/deploy/... ./test/dashboards/...
+	OTELCOL_BIN=$(CURDIR)/$(OTELCOL) OTELCOL_TEST_BIN=$(CURDIR)/$(OTELCOL_TEST) PROMETHEUS3_BIN=$${PROMETHEUS3_BIN:-$(CURDIR)/$(PROMETHEUS3)} THANOS_BIN=$${THANOS_BIN:-$(CURDIR)/$(THANOS)} $(GO) test -tags e2e -count=1 -v -timeout 40m -parallel $(E2E_PARALLEL) ./test/e2e/... ./test/deploy/... ./test/dashboards/...
 
 # prometheus3: Prometheus 3 for the fleet test (test/e2e/fleet_test.go: its
 # OTLP receiver, which Debian's 2.42 lacks), built once from the Go module
@@ -431,7 +435,8 @@ bench-budget: test-deps otelcol otelcol-test sim
 # directory and one backend, CPU of B over A per round (scripts/bench-pair.sh:
 # A_OTELCOL/B_OTELCOL, A_ENV/B_ENV, A_CONFIG/B_CONFIG, SIZE, PIPELINE or
 # A_PIPELINE/B_PIPELINE pull, prw, otlp or otlphttp, WARMUP,
-# DURATION, ROUNDS): for a change smaller than the machine's swing
+# DURATION, ROUNDS; TELEMETRY=1 adds what each sent a scrape: points,
+# requests, bytes): for a change smaller than the machine's swing
 # between two runs of bench-e2e.
 .PHONY: bench-pair
 bench-pair: test-deps otelcol otelcol-test sim

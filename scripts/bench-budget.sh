@@ -47,19 +47,6 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/ernic-budget.XXXXXX")
 declare -A pts0 bytes0
 trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$dir"' EXIT
 
-# telemetry_yaml PORT: the collector's own metrics, detailed (the queue's
-# bytes), on 127.0.0.1:PORT.
-telemetry_yaml() {
-	printf 'service:\n  telemetry:\n    metrics:\n      level: detailed\n      readers:\n        - pull:\n            exporter:\n              prometheus:\n                host: 127.0.0.1\n                port: %d\n' "$1"
-}
-# counter PORT NAME EXPORTER: the sum of a collector's series NAME (those
-# of EXPORTER, when given).
-counter() {
-	curl -s "127.0.0.1:$1/metrics" | awk -v n="$2" -v e="${3:-}" '
-		$1 ~ "^" n "([{]|$)" && (e == "" || index($1, "exporter=\"" e "\"")) { s += $NF }
-		END { printf "%.0f\n", s }'
-}
-
 mkdir "$dir/prom"
 prometheus_yaml >"$dir/prom.yml"
 "$prometheus" --config.file="$dir/prom.yml" --storage.tsdb.path="$dir/prom" \

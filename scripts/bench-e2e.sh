@@ -194,7 +194,7 @@ run() {
 	esac
 	if [[ -n ${PPROF:-} ]]; then
 		local exts=healthcheckv2
-		[[ $pipe == pull ]] || exts=file_storage/queue
+		[[ $pipe == pull ]] || exts=queue_storage/queue
 		printf 'extensions:\n  pprof:\n    endpoint: 127.0.0.1:%d\nservice:\n  extensions: [%s, pprof]\n' "$PPROF" "$exts" >"$dir/pprof.yaml"
 		configs+=(--config "$dir/pprof.yaml")
 	fi

@@ -60,3 +60,16 @@ otlp_backend_yaml() {
 # otlp_insecure_yaml: config/otlp.yaml's exporter without TLS, for a
 # loopback backend.
 otlp_insecure_yaml() { printf 'exporters:\n  otlp_durable:\n    tls:\n      insecure: true\n'; }
+
+# telemetry_yaml PORT: the collector's own metrics, detailed (the queue's
+# bytes), on 127.0.0.1:PORT.
+telemetry_yaml() {
+	printf 'service:\n  telemetry:\n    metrics:\n      level: detailed\n      readers:\n        - pull:\n            exporter:\n              prometheus:\n                host: 127.0.0.1\n                port: %d\n' "$1"
+}
+# counter PORT NAME EXPORTER: the sum of a collector's series NAME (those
+# of EXPORTER, when given).
+counter() {
+	curl -s "127.0.0.1:$1/metrics" | awk -v n="$2" -v e="${3:-}" '
+		$1 ~ "^" n "([{]|$)" && (e == "" || index($1, "exporter=\"" e "\"")) { s += $NF }
+		END { printf "%.0f\n", s }'
+}

@@ -27,8 +27,16 @@
 # PIPELINE), DURATION (default 60), WARMUP (default 120: both must
 # have settled; in its first 90 s a collector grows its heap and faults in
 # its pages, at up to twice its steady CPU), ROUNDS
-# (default 5), PORT (default 19960; it and the next six must be free on
-# 127.0.0.1), PROMETHEUS_BIN (default prometheus on PATH; prw only). Both
+# (default 5), PORT (default 19960; it and the next eight must be free on
+# 127.0.0.1), PROMETHEUS_BIN (default prometheus on PATH; prw only),
+# TELEMETRY (1: each collector also serves its own telemetry, level
+# detailed, on PORT+7 for A and PORT+8 for B, and a second table gives per
+# round what each one sent a scrape over the measured window: points
+# (otelcol_exporter_sent_metric_points), HTTP requests and their bytes
+# (http_client_request_body_size: remote write and OTLP/HTTP). Its
+# instruments cost CPU on every request, so the CPU of such a run is not
+# the shipped collector's: count requests and measure CPU in separate
+# invocations). Both
 # collectors get the systemd unit's runtime settings (its Environment= and
 # TimerSlackNSec=), as in bench-e2e.
 set -euo pipefail
@@ -43,6 +51,7 @@ duration=${DURATION:-60}
 warmup=${WARMUP:-120}
 rounds=${ROUNDS:-5}
 port=${PORT:-19960}
+telemetry=${TELEMETRY:-0}
 prometheus=${PROMETHEUS_BIN:-prometheus}
 for pipe in "$a_pipe" "$b_pipe"; do
 	case $pipe in
@@ -77,6 +86,15 @@ sleep 7
 scrape_yaml >"$dir/common.yaml"
 
 
+# tel_port NAME: where collector NAME serves its telemetry (TELEMETRY=1).
+tel_port() { if [[ $1 == A ]]; then echo $((port + 7)); else echo $((port + 8)); fi; }
+# sent NAME: points, HTTP requests and request bytes the collector NAME sent so far.
+sent() {
+	local p
+	p=$(tel_port "$1")
+	echo "$(counter "$p" otelcol_exporter_sent_metric_points) $(counter "$p" http_client_request_body_size_count) $(counter "$p" http_client_request_body_size_sum)"
+}
+
 # start NAME PIPELINE BIN ENV CONFIG PORT: starts a collector (and its GETs
 # for pull); writes its PID and, for pull, the GET loop's to $dir/NAME.pids.
 start() {
@@ -93,6 +111,10 @@ start() {
 	esac
 	local otlp_endpoint=127.0.0.1:$((port + 5))
 	[[ $pipe != otlphttp ]] || otlp_endpoint=http://127.0.0.1:$((port + 6))
+	if [[ $telemetry == 1 ]]; then
+		telemetry_yaml "$(tel_port "$name")" >"$dir/$name/tel.yaml"
+		configs+=(--config "$dir/$name/tel.yaml")
+	fi
 	[[ -z $extra_config ]] || configs+=(--config "$extra_config")
 	# shellcheck disable=SC2086 # extra_env is "K=V K=V"
 	(
@@ -112,7 +134,7 @@ echo "A: $a_pipe, $a_bin${A_ENV:+, $A_ENV}${A_CONFIG:+, $A_CONFIG}; B: $b_pipe, 
 echo
 echo "| round | A CPU s/min | B CPU s/min | B / A | A faults/min | B faults/min | A RSS MiB | B RSS MiB |"
 echo "|---|---|---|---|---|---|---|---|"
-ratios=()
+ratios=() sent_rows=()
 for ((r = 1; r <= rounds; r++)); do
 	first=A
 	((r % 2)) || first=B
@@ -129,7 +151,14 @@ for ((r = 1; r <= rounds; r++)); do
 	mapfile -t b_pids <"$dir/B.pids"
 	a=${a_pids[0]} b=${b_pids[0]}
 	ca=$(cpu_ns "$a") cb=$(cpu_ns "$b") fa=$(minflt "$a") fb=$(minflt "$b")
+	[[ $telemetry != 1 ]] || { read -r pa0 qa0 ba0 < <(sent A); read -r pb0 qb0 bb0 < <(sent B); }
 	sleep "$duration"
+	if [[ $telemetry == 1 ]]; then
+		read -r pa qa ba < <(sent A)
+		read -r pb qb bb < <(sent B)
+		sent_rows+=("$(awk -v r="$r" -v s="$duration" -v pa=$((pa - pa0)) -v qa=$((qa - qa0)) -v ba=$((ba - ba0)) -v pb=$((pb - pb0)) -v qb=$((qb - qb0)) -v bb=$((bb - bb0)) \
+			'BEGIN { n = s / 5; printf "| %d | %.0f | %.0f | %.1f | %.1f | %.0f | %.0f |", r, pa / n, pb / n, qa / n, qb / n, ba / n / 1000, bb / n / 1000 }')")
+	fi
 	ca=$(($(cpu_ns "$a") - ca)) cb=$(($(cpu_ns "$b") - cb)) fa=$(($(minflt "$a") - fa)) fb=$(($(minflt "$b") - fb))
 	ra=$(rss_kib "$a") rb=$(rss_kib "$b")
 	# A push collector that could not deliver would be measured retrying.
@@ -148,3 +177,9 @@ for ((r = 1; r <= rounds; r++)); do
 		'BEGIN { printf "| %d | %.3f | %.3f | %s | %d | %d | %.1f | %.1f |\n", r, ca / 1e9 * 60 / d, cb / 1e9 * 60 / d, q, fa * 60 / d, fb * 60 / d, ra / 1024, rb / 1024 }'
 done
 printf '%s\n' "${ratios[@]}" | sort -n | awk '{ v[NR] = $1 } END { printf "\nB / A: median %s of %d rounds (%s to %s)\n", (NR % 2) ? v[(NR + 1) / 2] : sprintf("%.3f", (v[NR / 2] + v[NR / 2 + 1]) / 2), NR, v[1], v[NR] }'
+if [[ $telemetry == 1 ]]; then
+	printf '\nSent a scrape (5 s) over the measured window:\n\n'
+	echo "| round | A points | B points | A requests | B requests | A kB | B kB |"
+	echo "|---|---|---|---|---|---|---|"
+	printf '%s\n' "${sent_rows[@]}"
+fi

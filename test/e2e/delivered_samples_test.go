@@ -80,7 +80,15 @@ func (r *deliveryRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	samples, decodeErr := decodeDelivery(req.URL.Path, req.Header, body, r.promote)
-	rec := deliveredRequest{at: time.Now(), samples: samples}
+	rec := deliveredRequest{at: time.Now(), samples: samples, status: http.StatusProcessing}
+	// Noted before it is forwarded: the backend may store it before it answers.
+	r.mu.Lock()
+	i := len(r.reqs)
+	r.reqs = append(r.reqs, rec)
+	if decodeErr != nil {
+		r.undecodable = append(r.undecodable, fmt.Sprintf("%s %s: %v", req.URL.Path, req.Header.Get("Content-Type"), decodeErr))
+	}
+	r.mu.Unlock()
 	out, err := http.NewRequestWithContext(req.Context(), req.Method, r.backend+req.URL.Path, bytes.NewReader(body))
 	if err == nil {
 		out.Header = req.Header.Clone()
@@ -98,10 +106,7 @@ func (r *deliveryRecorder) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		rec.status, rec.answer = http.StatusServiceUnavailable, "backend away: "+err.Error()
 	}
 	r.mu.Lock()
-	r.reqs = append(r.reqs, rec)
-	if decodeErr != nil {
-		r.undecodable = append(r.undecodable, fmt.Sprintf("%s %s: %v", req.URL.Path, req.Header.Get("Content-Type"), decodeErr))
-	}
+	r.reqs[i].status, r.reqs[i].answer = rec.status, rec.answer
 	r.mu.Unlock()
 	w.WriteHeader(rec.status)
 	_, _ = io.WriteString(w, rec.answer)

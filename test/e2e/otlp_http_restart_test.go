@@ -23,9 +23,9 @@ import (
 // deploy/prometheus/otlp.yml; Prometheus stops, the collector is killed
 // (SIGKILL) during the outage and started again on the same state
 // directory, then Prometheus comes back. The request that was being sent
-// at the kill goes out first, in order (otlp.yml has no out-of-order
-// window), so no request is dropped and ernic_instances has a sample for
-// every scrape but those of the seconds the collector was not running.
+// at the kill goes out first, in order, so no request is dropped and
+// ernic_instances has a sample for every scrape but those of the seconds
+// the collector was not running.
 func TestOTLPHTTPKilledDuringOutage(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
