@@ -103,6 +103,7 @@ test: test-deps check-generate
 	cd $(RECEIVER) && $(GO) vet ./...
 	$(GO) vet -tags e2e ./test/e2e/... ./test/deploy/... ./test/dashboards/... ./test/package/... ./test/switch/...
 	$(GO) vet -tags soak ./test/soak/...
+	$(GO) vet -tags fleet ./test/fleet/...
 	$(MAKE) lint
 	$(MAKE) unit-test
 	$(MAKE) fuzz FUZZTIME=$(TEST_FUZZTIME)
@@ -119,7 +120,7 @@ test-deps:
 
 # lint: the license header of every hand-written Go file
 # (scripts/check-headers.sh), then staticcheck over both modules, with the build tags of the
-# system tests (e2e, soak) so that they are checked too. The version is
+# system tests (e2e, soak, fleet) so that they are checked too. The version is
 # pinned and run from the Go module proxy with `go run`, so nothing is added
 # to go.mod (the first run downloads and builds it, about a minute; later
 # runs use the Go caches). staticcheck 2026.2.2 (module v0.8.2) builds with
@@ -129,7 +130,7 @@ test-deps:
 STATICCHECK_VERSION := v0.8.2
 lint:
 	scripts/check-headers.sh
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags e2e,soak ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) -tags e2e,soak,fleet ./...
 	cd $(RECEIVER) && $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION) ./...
 
 # unit-test: the Go unit tests of the root module (test/e2e is behind the e2e
@@ -377,6 +378,43 @@ $(OTELCOL_PPROF): $(OTELCOL_INPUTS) scripts/derive-manifest.sh build/version | $
 		sed 's|^  version: .*|  version: $(VERSION)|' >build/builder-config-otelcol-ernic-pprof.yaml
 	$(BUILDER) --config build/builder-config-otelcol-ernic-pprof.yaml --ldflags=-w
 	touch $@
+
+# otelcol-upgrade: the distribution built a second time under another
+# version, UPGRADE_VERSION (the next patch's pre-release "-upgrade"), into
+# build/otelcol-ernic-upgrade/otelcol-ernic: the build the fleet test's
+# rolling upgrade goes to, as a package upgrade replaces the binary by one
+# of another version. The version goes in through ocb's dist.version, as
+# for `make otelcol`.
+UPGRADE_VERSION ?= $(shell echo '$(VERSION)' | awk -F'[.+-]' '{ printf "%d.%d.%d-upgrade", $$1, $$2, $$3 + 1 }')
+OTELCOL_UPGRADE := build/otelcol-ernic-upgrade/otelcol-ernic
+.PHONY: otelcol-upgrade
+otelcol-upgrade: $(OTELCOL_UPGRADE)
+
+$(OTELCOL_UPGRADE): $(OTELCOL_INPUTS) build/version | $(BUILDER)
+	mkdir -p build
+	sed -e 's|^  version: .*|  version: $(UPGRADE_VERSION)|' -e 's|build/otelcol-ernic$$|build/otelcol-ernic-upgrade|' \
+		builder-config.yaml >build/builder-config-otelcol-ernic-upgrade.yaml
+	$(BUILDER) --config build/builder-config-otelcol-ernic-upgrade.yaml
+	touch $@
+
+# fleet-test: the fleet at its own size (test/fleet, build tag fleet;
+# docs/operations.md, A fleet through an outage): FLEET_HOSTS collectors
+# (100) with host names of their own (unshare --uts: as root, else the test
+# skips), each on its own simulated run directory, push with the shipped
+# remote-write configuration and the fleet profile into three Thanos
+# receivers through an outage of every receiver for FLEET_OUTAGE (4m), a
+# receiver killed mid-catch-up, 429s with odd Retry-After values, a host an
+# hour ahead, and a rolling upgrade to otelcol-upgrade; every sample is
+# compared with a reference Prometheus. About 15 minutes; CI runs it after
+# `make test` (.ci/run). Debian's prometheus (test-deps) and Thanos
+# (bin/thanos, or THANOS_BIN) as for e2e-test.
+FLEET_HOSTS ?= 100
+FLEET_OUTAGE ?= 4m
+.PHONY: fleet-test
+fleet-test: test-deps otelcol otelcol-upgrade $(if $(THANOS_BIN),,$(THANOS))
+	OTELCOL_BIN=$(CURDIR)/$(OTELCOL) OTELCOL_UPGRADE_BIN=$(CURDIR)/$(OTELCOL_UPGRADE) THANOS_BIN=$${THANOS_BIN:-$(CURDIR)/$(THANOS)} \
+		FLEET_HOSTS=$(FLEET_HOSTS) FLEET_OUTAGE=$(FLEET_OUTAGE) \
+		$(GO) test -tags fleet -count=1 -v -timeout 45m ./test/fleet/
 
 # bench-outage: RSS and state directory of config/prometheus-remote-write.yaml
 # during an outage of the backend, then the time to deliver the backlog

@@ -11,7 +11,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -38,88 +37,11 @@ func (k alertKey) String() string {
 	return s
 }
 
-// alertCycle is one life of an alert instance: when Prometheus made it
-// pending (activeAt), when the watcher first saw it firing, and when the
-// watcher first missed it after that (zero while it lasts).
-type alertCycle struct {
-	pending, firing, resolved time.Time
-}
-
-// alertWatch polls /api/v1/alerts and keeps every cycle of every alert.
-type alertWatch struct {
-	mu     sync.Mutex
-	cycles map[alertKey][]*alertCycle
-	errs   int
-}
-
-func watchAlerts(ctx context.Context, p *harness.Prometheus, every time.Duration) *alertWatch {
-	w := &alertWatch{cycles: map[alertKey][]*alertCycle{}}
-	go func() {
-		for ctx.Err() == nil {
-			var data struct {
-				Alerts []struct {
-					Labels   map[string]string `json:"labels"`
-					State    string            `json:"state"`
-					ActiveAt time.Time         `json:"activeAt"`
-				} `json:"alerts"`
-			}
-			err := p.GetAPI(ctx, "/api/v1/alerts", &data)
-			now := time.Now()
-			w.mu.Lock()
-			if err != nil {
-				w.errs++
-			} else {
-				seen := map[alertKey]bool{}
-				for _, a := range data.Alerts {
-					k := alertKey{a.Labels["alertname"], a.Labels["ernic_id"], a.Labels["counter"]}
-					seen[k] = true
-					cs := w.cycles[k]
-					if len(cs) == 0 || !cs[len(cs)-1].resolved.IsZero() {
-						cs = append(cs, &alertCycle{pending: a.ActiveAt})
-						w.cycles[k] = cs
-					}
-					if c := cs[len(cs)-1]; a.State == "firing" && c.firing.IsZero() {
-						c.firing = now
-					}
-				}
-				for k, cs := range w.cycles {
-					if c := cs[len(cs)-1]; !seen[k] && c.resolved.IsZero() {
-						c.resolved = now
-					}
-				}
-			}
-			w.mu.Unlock()
-			select {
-			case <-ctx.Done():
-			case <-time.After(every):
-			}
-		}
-	}()
-	return w
-}
-
-// cycle returns a copy of k's first cycle that became pending at or after
-// since (less a second of slack for activeAt's evaluation time).
-func (w *alertWatch) cycle(k alertKey, since time.Time) (alertCycle, bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, c := range w.cycles[k] {
-		if !c.pending.Before(since.Add(-time.Second)) {
-			return *c, true
-		}
-	}
-	return alertCycle{}, false
-}
-
-// keys returns every alert instance seen so far.
-func (w *alertWatch) keys() []alertKey {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	var out []alertKey
-	for k := range w.cycles {
-		out = append(out, k)
-	}
-	return out
+// watchAlerts watches p's alerts by alertKey.
+func watchAlerts(ctx context.Context, p *harness.Prometheus, every time.Duration) *harness.AlertWatch[alertKey] {
+	return harness.WatchAlerts(ctx, p, every, func(l map[string]string) alertKey {
+		return alertKey{l["alertname"], l["ernic_id"], l["counter"]}
+	})
 }
 
 // provoked is an alert the test causes: when, and when the test ended the
@@ -134,7 +56,7 @@ type provoked struct {
 // the watch that sees their cycles.
 type alertRun struct {
 	t     *testing.T
-	watch *alertWatch
+	watch *harness.AlertWatch[alertKey]
 	ev    map[string]*provoked
 }
 
@@ -160,8 +82,8 @@ func (a *alertRun) waitFiring(name string) {
 	a.t.Helper()
 	e := a.ev[name]
 	eventually(a.t, 90*time.Second, e.key.String()+" firing", func() []string {
-		if c, ok := a.watch.cycle(e.key, e.at); !ok || c.firing.IsZero() {
-			return []string{fmt.Sprintf("%s after %s: %+v (seen: %v)", e.key, e.how, c, a.watch.keys())}
+		if c, ok := a.watch.Cycle(e.key, e.at); !ok || c.Firing.IsZero() {
+			return []string{fmt.Sprintf("%s after %s: %+v (seen: %v)", e.key, e.how, c, a.watch.Keys())}
 		}
 		return nil
 	})
@@ -182,7 +104,7 @@ func (a *alertRun) waitResolved(names ...string) {
 	for _, name := range names {
 		e := a.ev[name]
 		eventually(a.t, 90*time.Second, e.key.String()+" resolved", func() []string {
-			if c, _ := a.watch.cycle(e.key, e.at); c.resolved.IsZero() {
+			if c, _ := a.watch.Cycle(e.key, e.at); c.Resolved.IsZero() {
 				return []string{fmt.Sprintf("%s still active: %+v", e.key, c)}
 			}
 			return nil
@@ -204,21 +126,21 @@ func (a *alertRun) checkCyclesOf(t *testing.T, names []string) {
 	var rows []string
 	for _, name := range names {
 		e := ev[name]
-		c, _ := watch.cycle(e.key, e.at)
-		row := fmt.Sprintf("%-58s pending +%v, firing +%v", e.key, c.pending.Sub(e.at).Round(100*time.Millisecond), c.firing.Sub(e.at).Round(100*time.Millisecond))
+		c, _ := watch.Cycle(e.key, e.at)
+		row := fmt.Sprintf("%-58s pending +%v, firing +%v", e.key, c.Pending.Sub(e.at).Round(100*time.Millisecond), c.Firing.Sub(e.at).Round(100*time.Millisecond))
 		if e.ends.IsZero() {
-			row += fmt.Sprintf(", resolved +%v (the event left the scaled window)", c.resolved.Sub(e.at).Round(100*time.Millisecond))
+			row += fmt.Sprintf(", resolved +%v (the event left the scaled window)", c.Resolved.Sub(e.at).Round(100*time.Millisecond))
 		} else {
-			row += fmt.Sprintf(", resolved %v after the condition ended", c.resolved.Sub(e.ends).Round(100*time.Millisecond))
+			row += fmt.Sprintf(", resolved %v after the condition ended", c.Resolved.Sub(e.ends).Round(100*time.Millisecond))
 		}
 		rows = append(rows, row+"   ["+e.how+"]")
-		if c.pending.IsZero() || c.firing.Before(c.pending) || c.resolved.IsZero() || (!e.ends.IsZero() && c.resolved.Before(e.ends)) {
-			t.Errorf("%s: pending %v, firing %v, resolved %v; ended %v", e.key, c.pending, c.firing, c.resolved, e.ends)
+		if c.Pending.IsZero() || c.Firing.Before(c.Pending) || c.Resolved.IsZero() || (!e.ends.IsZero() && c.Resolved.Before(e.ends)) {
+			t.Errorf("%s: pending %v, firing %v, resolved %v; ended %v", e.key, c.Pending, c.Firing, c.Resolved, e.ends)
 		}
 	}
 	t.Logf("alerts (scaled rules: for and windows / %d, lookback %s; times from the provocation):\n  %s",
 		alertScale, dashboards.ScaleDuration(5*time.Minute, alertScale), strings.Join(rows, "\n  "))
-	for _, k := range watch.keys() {
+	for _, k := range watch.Keys() {
 		if k.name == "ErnicDeviceReset" {
 			continue
 		}

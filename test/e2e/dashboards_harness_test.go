@@ -209,7 +209,7 @@ func loadAlerts(t *testing.T, ctx context.Context, p *harness.Prometheus, ruleDi
 	reloadRules(ctx, t, p, n)
 	a := &alertRun{t: t, watch: watchAlerts(ctx, p, 200*time.Millisecond), ev: map[string]*provoked{}}
 	time.Sleep(2 * time.Second)
-	if keys := a.watch.keys(); len(keys) > 0 {
+	if keys := a.watch.Keys(); len(keys) > 0 {
 		t.Fatalf("alerts active before anything was provoked: %v", keys)
 	}
 	return a

@@ -224,7 +224,7 @@ func TestDeliveryAlertsQueueBound(t *testing.T) {
 	}
 	a.waitResolved("nearfull")
 	eventually(t, 5*time.Minute, "ErnicDeliveryDropping resolved, an hour (3 minutes) after the last drop", func() []string {
-		if c, _ := a.watch.cycle(a.ev["dropping"].key, a.ev["dropping"].at); c.resolved.IsZero() {
+		if c, _ := a.watch.Cycle(a.ev["dropping"].key, a.ev["dropping"].at); c.Resolved.IsZero() {
 			return []string{fmt.Sprintf("still active: %+v", c)}
 		}
 		return nil

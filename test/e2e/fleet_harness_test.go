@@ -14,35 +14,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/model"
-
 	"github.com/rocm-ernic/otelcol-ernic/internal/sim"
 	"github.com/rocm-ernic/otelcol-ernic/test/internal/harness"
 )
 
 // startHostCollector starts otelcol-ernic with the configs and the
-// environment env on a host called host: with `unshare --uts` and the
-// host's name set in that namespace, so that the collector detects it as a
-// real host would (resourcedetection's system detector reads the kernel's
-// host name). unshare and sh exec it, so SIGTERM reaches the collector; it
-// is stopped when the test ends.
+// environment env on a host called host (harness.HostCollector).
 func startHostCollector(t *testing.T, host string, env []string, configs ...string) *harness.Process {
 	t.Helper()
-	args := append([]string{"--uts", "--", "sh", "-c", `hostname "$0" && exec "$@"`, host, harness.CollectorBinary(t)},
-		harness.ConfigArgs(configs...)...)
-	return harness.Start(t, harness.Launch{
-		Name: fmt.Sprintf("collector of %s %v", host, configs),
-		Path: "unshare", Args: args, Env: env, StopWait: 15 * time.Second,
-	})
-}
-
-// seriesKey is a sample's family and labels without job and instance, the
-// labels a backend adds for the host.
-func seriesKey(m model.Metric) string {
-	c := m.Clone()
-	delete(c, "job")
-	delete(c, "instance")
-	return c.String()
+	return harness.Start(t, harness.HostCollector(host, harness.CollectorBinary(t), env, configs...))
 }
 
 // timeDependent matches the families whose values move with the clock
@@ -50,7 +30,7 @@ func seriesKey(m model.Metric) string {
 var timeDependent = regexp.MustCompile(`_seconds$`)
 
 // compareHostSeries lists how a backend's series of a host (got, by
-// seriesKey) differ from those of the host's own endpoint (want): missing,
+// harness.SeriesKey) differ from those of the host's own endpoint (want): missing,
 // extra, or with another value.
 func compareHostSeries(want, got map[string]float64) []string {
 	var problems []string
@@ -72,7 +52,7 @@ func compareHostSeries(want, got map[string]float64) []string {
 }
 
 // backendSeries returns the ernic series of the host whose instance label
-// is instance in p, by seriesKey, with their values, and the label names
+// is instance in p, by harness.SeriesKey, with their values, and the label names
 // seen (for the note).
 func backendSeries(ctx context.Context, p *harness.Prometheus, instance string) (map[string]float64, map[string]bool, error) {
 	v, err := p.Vector(ctx, fmt.Sprintf(`{__name__=~"ernic_.+", instance=%q}`, instance), time.Now())
@@ -81,7 +61,7 @@ func backendSeries(ctx context.Context, p *harness.Prometheus, instance string) 
 	}
 	out, names := map[string]float64{}, map[string]bool{}
 	for _, s := range v {
-		out[seriesKey(s.Metric)] = float64(s.Value)
+		out[harness.SeriesKey(s.Metric)] = float64(s.Value)
 		for k := range s.Metric {
 			names[string(k)] = true
 		}

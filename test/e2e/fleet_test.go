@@ -205,7 +205,7 @@ func TestFleet(t *testing.T) {
 }
 
 // endpointSeries returns the ernic series of a host's /metrics by
-// seriesKey, with their values; an empty label is no label, as a
+// harness.SeriesKey, with their values; an empty label is no label, as a
 // Prometheus stores it.
 func endpointSeries(ctx context.Context, url string) (map[string]float64, error) {
 	mfs, err := harness.Scrape(ctx, url)
@@ -224,7 +224,7 @@ func endpointSeries(ctx context.Context, url string) (map[string]float64, error)
 					lm[model.LabelName(l.GetName())] = model.LabelValue(l.GetValue())
 				}
 			}
-			out[seriesKey(lm)] = sampleValue(m, mf.GetType())
+			out[harness.SeriesKey(lm)] = sampleValue(m, mf.GetType())
 		}
 	}
 	if len(out) == 0 {

@@ -80,8 +80,10 @@ func TestFleetThanos(t *testing.T) {
 	thanos := harness.ThanosBinary(t)
 	board, _, _ := loadBoardAndRules(t)
 
-	rs := startThanosReceivers(t, thanos, 3, 2, thanosLimits)
-	q := startThanosQuery(ctx, t, thanos, rs)
+	rs := harness.StartThanosReceivers(t, thanos, harness.ThanosReceiveOptions{
+		Receivers: 3, ReplicationFactor: 2, LimitsFile: harness.WriteFile(t, "limits.yaml", thanosLimits),
+	})
+	q := harness.StartThanosQuery(ctx, t, thanos, []string{rs[0].StoreAddr(), rs[1].StoreAddr(), rs[2].StoreAddr()})
 	ref := harness.StartRemoteWritePrometheus(t, "", "1d")
 	override := harness.WriteFile(t, "fleet.yaml", fleetOverride)
 	tenant := harness.WriteFile(t, "thanos.yaml", fmt.Sprintf(thanosOverride, ref.WriteURL()))
@@ -91,7 +93,7 @@ func TestFleetThanos(t *testing.T) {
 	// holds the replicas the hashring sends it, and is the one killed.
 	var hosts []*fleetHost
 	for i, name := range thanosHosts {
-		h := startFleetHost(ctx, t, name, int64(31+i), rs[i%2].writeURL(), override, tenant)
+		h := startFleetHost(ctx, t, name, int64(31+i), rs[i%2].WriteURL(), override, tenant)
 		hosts = append(hosts, h)
 	}
 	instance := func(h *fleetHost) string { return h.name }
@@ -100,7 +102,7 @@ func TestFleetThanos(t *testing.T) {
 
 	// Replication: each series is on two receivers, and r2 holds a share.
 	perReplica, err := q.API(ctx, "/api/v1/query", url.Values{
-		"query": {fmt.Sprintf(`count by (%s) ({__name__=~"ernic_.+", tenant_id=%q})`, thanosReplicaLabel, thanosTenant)},
+		"query": {fmt.Sprintf(`count by (%s) ({__name__=~"ernic_.+", tenant_id=%q})`, harness.ThanosReplicaLabel, thanosTenant)},
 		"dedup": {"false"},
 	})
 	if err != nil {
@@ -116,7 +118,7 @@ func TestFleetThanos(t *testing.T) {
 		total += n
 	}
 	t.Logf("series per receiver (dedup=false): %v; distinct series %v", replicas, distinct)
-	if replicas[rs[2].name] == 0 || total != 2*distinct {
+	if replicas[rs[2].Name] == 0 || total != 2*distinct {
 		t.Fatalf("series per receiver %v, %v in all, want every receiver a share and twice the %v distinct series (replication factor 2)", replicas, total, distinct)
 	}
 
@@ -125,34 +127,28 @@ func TestFleetThanos(t *testing.T) {
 	const before, after = 8 * time.Second, 15 * time.Second
 	time.Sleep(before)
 	killedAt := time.Now()
-	if err := rs[2].proc.Kill(); err != nil {
+	if err := rs[2].Proc.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("killed %s (SIGKILL) at %s", rs[2].name, killedAt.UTC().Format(time.RFC3339Nano))
+	t.Logf("killed %s (SIGKILL) at %s", rs[2].Name, killedAt.UTC().Format(time.RFC3339Nano))
 	time.Sleep(after)
 	windowEnd := killedAt.Add(after)
 	window := before + after
 	for _, h := range hosts {
 		sel := fmt.Sprintf(`{__name__=~"ernic_.+", instance=%q}`, h.name)
-		var want map[string]bool
+		var want map[string]float64
 		var lost []string
 		eventually(t, 30*time.Second, h.name+": every sample of the kill window through the querier", func() []string {
 			refM, err := ref.RawSamples(ctx, sel, window, windowEnd)
 			if err != nil {
 				return []string{err.Error()}
 			}
-			got, err := thanosRaw(ctx, q, sel, window, windowEnd, true)
+			got, err := harness.ThanosRaw(ctx, q, sel, window, windowEnd, true)
 			if err != nil {
 				return []string{err.Error()}
 			}
-			want = sampleSet(refM)
-			have := sampleSet(got, "tenant_id")
-			lost = lost[:0]
-			for k := range want {
-				if !have[k] {
-					lost = append(lost, k)
-				}
-			}
+			want = harness.Samples(refM)
+			lost, _ = harness.Missing(want, harness.Samples(got, "tenant_id"))
 			if len(lost) > 0 {
 				slices.Sort(lost)
 				return []string{fmt.Sprintf("%d of %d samples missing, e.g. %v", len(lost), len(want), lost[:min(5, len(lost))])}
@@ -161,7 +157,7 @@ func TestFleetThanos(t *testing.T) {
 		})
 		scrapes := 0
 		for k := range want {
-			if familyOf(k) == "ernic_instances" {
+			if harness.FamilyOf(k) == "ernic_instances" {
 				scrapes++
 			}
 		}
@@ -175,18 +171,18 @@ func TestFleetThanos(t *testing.T) {
 	// A request the receivers refused for its content (4xx) is dropped by
 	// the collector; one that failed as the receiver died (5xx) is retried.
 	for _, r := range rs[:2] {
-		if !r.proc.Running() {
-			t.Fatalf("%s exited:\n%s", r.name, r.proc.Log.String())
+		if !r.Proc.Running() {
+			t.Fatalf("%s exited:\n%s", r.Name, r.Log.String())
 		}
-		w, err := readReceiverWrites(ctx, r)
+		w, err := harness.ReadReceiverWrites(ctx, r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("%s answered remote-write requests %v (series, samples per request %.1f, %.1f); forwards to the other receivers %v",
-			r.name, w.codes, w.series, w.samples, w.forwards)
-		for code := range w.codes {
+			r.Name, w.Codes, w.Series, w.Samples, w.Forwards)
+		for code := range w.Codes {
 			if strings.HasPrefix(code, "4") {
-				t.Errorf("%s refused requests: %v", r.name, w.codes)
+				t.Errorf("%s refused requests: %v", r.Name, w.Codes)
 			}
 		}
 	}
@@ -251,7 +247,7 @@ func replicaCounts(t *testing.T, r *harness.APIResponse) map[string]float64 {
 	}
 	out := map[string]float64{}
 	for _, s := range v {
-		out[string(s.Metric[thanosReplicaLabel])] = float64(s.Value)
+		out[string(s.Metric[harness.ThanosReplicaLabel])] = float64(s.Value)
 	}
 	return out
 }

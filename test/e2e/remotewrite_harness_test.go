@@ -144,25 +144,10 @@ func (r *rwSetup) startCollector() *harness.Process {
 	return c
 }
 
-// eventually calls check until it returns no problem, or fails the test with
-// the last problems after timeout.
+// eventually is harness.Eventually.
 func eventually(t *testing.T, timeout time.Duration, what string, check func() []string) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		problems := check()
-		if len(problems) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			sort.Strings(problems)
-			if len(problems) > 40 {
-				problems = append(problems[:40], fmt.Sprintf("... and %d more", len(problems)-40))
-			}
-			t.Fatalf("%s: not within %v:\n  %s", what, timeout, strings.Join(problems, "\n  "))
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
+	harness.Eventually(t, timeout, what, check)
 }
 
 // checkRemoteWritten compares every ernic_* series in Prometheus with the

@@ -63,6 +63,28 @@ func (b *backlog) report() deliveryreport.Backlog {
 	return deliveryreport.Backlog{Size: b.size(), Sizer: b.sizer.String(), Capacity: b.capacity}
 }
 
+// reportWithout is report once a batch of items and bytes, just settled,
+// is out: the queue on disk counts it in its record until exporterhelper
+// removes it, after the sender returns.
+func (b *backlog) reportWithout(items, bytes int) deliveryreport.Backlog {
+	rep := b.report()
+	b.mu.Lock()
+	persistent := b.persistent
+	b.mu.Unlock()
+	if persistent {
+		switch b.sizer {
+		case exporterhelper.RequestSizerTypeBytes:
+			rep.Size -= int64(bytes)
+		case exporterhelper.RequestSizerTypeItems:
+			rep.Size -= int64(items)
+		default:
+			rep.Size--
+		}
+		rep.Size = max(rep.Size, 0)
+	}
+	return rep
+}
+
 // add counts a batch into (+1) or out of (-1) an in-memory queue.
 func (b *backlog) add(sign int64, items, bytes int) {
 	b.mu.Lock()

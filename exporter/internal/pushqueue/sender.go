@@ -250,7 +250,7 @@ func (s *Sender[R]) settle(r R, t *Tally, err error) {
 		s.stats.rejectedFor(s.cause(err), err, r.ItemsCount())
 	}
 	s.finish(r)
-	s.stats.report.Settled(s.queue.report())
+	s.stats.report.Settled(s.queue.reportWithout(r.ItemsCount(), r.BytesSize()))
 }
 
 // left: r stays queued at shutdown in a persistent queue, else it is lost.

@@ -2,10 +2,13 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package harness is the shared harness of the system tests (test/e2e,
-// test/soak, test/deploy, test/dashboards, test/package, test/switch): the
-// repository root, the collector binary, a clean environment, child
-// processes, Prometheus servers and their HTTP API, the run-directory
-// simulator, and copy-on-write roots in a mount namespace.
+// test/soak, test/deploy, test/dashboards, test/package, test/switch,
+// test/fleet): the repository root, the collector binary, a clean
+// environment, child processes and their CPU and memory, collectors with
+// host names of their own, Prometheus servers and their HTTP API, Thanos
+// (receive, query, rule), a watch of a rule engine's alerts, samples
+// compared between backends, a remote-write proxy for faults, the
+// run-directory simulator, and copy-on-write roots in a mount namespace.
 //
 // Every helper fails the test (t.Fatal), never skips it, when what it needs
 // is missing: the system tests are run on purpose (`make test`) and a
@@ -165,27 +168,50 @@ func Tool(t testing.TB, name, hint string) string {
 	return p
 }
 
-// FreePort returns a TCP port free on 127.0.0.1 at the time of the call.
+// handedOut are the ports FreePort returned in this process: a test that
+// takes many (a fleet's hosts) before its programs bind them must not get
+// one twice.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// FreePort returns a TCP port free on 127.0.0.1 at the time of the call,
+// and never one it returned before in this process.
 func FreePort(t testing.TB) int {
 	t.Helper()
+	handedOut.Lock()
+	defer handedOut.Unlock()
 	// Below the kernel's ephemeral range (32768-60999 by default): a port
 	// from :0 is one the kernel also hands out as the source port of
 	// outgoing connections, and between this check and the program's bind
 	// another process's connection took one now and then.
 	for range 100 {
 		port := 20000 + rand.IntN(32768-20000)
+		if handedOut.ports[port] {
+			continue
+		}
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err == nil {
 			l.Close()
+			handedOut.ports[port] = true
 			return port
 		}
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close()
+		if !handedOut.ports[port] {
+			handedOut.ports[port] = true
+			return port
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	t.Fatal("no free port that was not handed out before")
+	return 0
 }
 
 // CleanEnv is the test's environment without the ERNIC_* variables the

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -182,6 +183,15 @@ func (p *Prometheus) Signal(sig os.Signal) error {
 		return errors.New("prometheus is not running")
 	}
 	return p.proc.Signal(sig)
+}
+
+// Reconfigure writes conf as the server's configuration and has it reload
+// it (SIGHUP).
+func (p *Prometheus) Reconfigure(conf string) error {
+	if err := os.WriteFile(p.confPath(), []byte(conf), 0o644); err != nil {
+		return err
+	}
+	return p.Signal(syscall.SIGHUP)
 }
 
 // URL is the server's URL of path.

@@ -4,11 +4,8 @@
 package harness
 
 import (
-	"errors"
 	"fmt"
-	"net/http"
 	"testing"
-	"time"
 )
 
 // ThanosBinary returns the Thanos binary (receive and query):
@@ -26,30 +23,6 @@ func ThanosBinary(t testing.TB) string {
 // has no process to start, stop or signal.
 func QueryAPIAt(port int) *Prometheus {
 	return &Prometheus{Port: port}
-}
-
-// WaitReady polls url until it answers 200, failing the test when proc
-// exits first or after d, with proc's log.
-func WaitReady(t testing.TB, proc *Process, url string, d time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		if !proc.Running() {
-			t.Fatalf("%s exited before it was ready:\n%s", proc.name, proc.Log.String())
-		}
-		resp, err := http.Get(url)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
-			err = errors.New(resp.Status)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s not ready within %v (%s, last: %v):\n%s", proc.name, d, url, err, proc.Log.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // LoopbackAddr is 127.0.0.1:port.
