@@ -96,14 +96,14 @@ func checkVersionRecord(ctx context.Context, t *testing.T, s settings, b *backen
 			t.Fatal(err)
 		}
 		oldV, newV := got[s.collectorVersion], got[s.upgradeVersion]
-		stopped := up.stopped[h.name]
+		exited := up.exited[h.name]
 		switch {
 		case len(got) != 2 || len(oldV) == 0 || len(newV) == 0:
 			t.Errorf("%s: otelcol_build_info versions %v, want %s then %s", h.name, keys(got), s.collectorVersion, s.upgradeVersion)
-		case oldV[len(oldV)-1].Timestamp.Time().After(stopped) || newV[0].Timestamp.Time().Before(stopped):
-			t.Errorf("%s: %s until %s, %s from %s; the upgrade stopped it at %s", h.name,
-				s.collectorVersion, oldV[len(oldV)-1].Timestamp.Time().UTC().Format(time.TimeOnly),
-				s.upgradeVersion, newV[0].Timestamp.Time().UTC().Format(time.TimeOnly), stopped.UTC().Format(time.TimeOnly))
+		case oldV[len(oldV)-1].Timestamp.Time().After(exited) || newV[0].Timestamp.Time().Before(exited):
+			t.Errorf("%s: %s until %s, %s from %s; the old collector had exited at %s", h.name,
+				s.collectorVersion, oldV[len(oldV)-1].Timestamp.Time().UTC().Format(time.StampMilli),
+				s.upgradeVersion, newV[0].Timestamp.Time().UTC().Format(time.StampMilli), exited.UTC().Format(time.StampMilli))
 		}
 	}
 	t.Logf("version record: every host's otelcol_build_info has version %s up to its upgrade and %s after it", s.collectorVersion, s.upgradeVersion)

@@ -24,8 +24,9 @@ type upgrade struct {
 	start, end time.Time
 	// gaps: each host's time from SIGTERM to the new collector running.
 	longestGap time.Duration
-	// stopped is when each host's old collector was told to stop.
-	stopped map[string]time.Time
+	// exited is when each host's old collector had exited: it may still
+	// collect (a telemetry sample) between SIGTERM and its exit.
+	exited map[string]time.Time
 }
 
 // rollingUpgrade upgrades every host as a package upgrade does, upgradeWave
@@ -35,7 +36,7 @@ type upgrade struct {
 // the old collector just before it stops.
 func rollingUpgrade(t *testing.T, s settings, f *fleet, u *usage) *upgrade {
 	t.Helper()
-	up := &upgrade{start: time.Now(), stopped: map[string]time.Time{}}
+	up := &upgrade{start: time.Now(), exited: map[string]time.Time{}}
 	var mu sync.Mutex
 	for i := 0; i < len(f.hosts); i += upgradeWave {
 		var wg sync.WaitGroup
@@ -46,11 +47,12 @@ func rollingUpgrade(t *testing.T, s settings, f *fleet, u *usage) *upgrade {
 				if h.proc().Stop(15 * time.Second) {
 					t.Errorf("%s: the collector did not stop within 15s of SIGTERM", h.name)
 				}
+				exited := time.Now()
 				h.start(t, s.upgrade)
 				gap := time.Since(stopped)
 				mu.Lock()
 				up.longestGap = max(up.longestGap, gap)
-				up.stopped[h.name] = stopped
+				up.exited[h.name] = exited
 				mu.Unlock()
 			})
 		}
