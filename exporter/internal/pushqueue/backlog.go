@@ -39,9 +39,11 @@ func (b *backlog) now() backlogFigures {
 }
 
 // size is the backlog under the queue's sizer.
-func (b *backlog) size() int64 {
-	f := b.now()
-	switch b.sizer {
+func (b *backlog) size() int64 { return b.now().under(b.sizer) }
+
+// under is f in the terms of sizer.
+func (f backlogFigures) under(sizer exporterhelper.RequestSizerType) int64 {
+	switch sizer {
 	case exporterhelper.RequestSizerTypeBytes:
 		return f.bytes
 	case exporterhelper.RequestSizerTypeItems:
@@ -59,30 +61,24 @@ func (b *backlog) sizerName() string {
 }
 
 // report is the backlog as the logs show it.
-func (b *backlog) report() deliveryreport.Backlog {
-	return deliveryreport.Backlog{Size: b.size(), Sizer: b.sizer.String(), Capacity: b.capacity}
-}
+func (b *backlog) report() deliveryreport.Backlog { return b.reportOf(b.now()) }
 
 // reportWithout is report once a batch of items and bytes, just settled,
 // is out: the queue on disk counts it in its record until exporterhelper
 // removes it, after the sender returns.
 func (b *backlog) reportWithout(items, bytes int) deliveryreport.Backlog {
-	rep := b.report()
+	f := b.now()
 	b.mu.Lock()
 	persistent := b.persistent
 	b.mu.Unlock()
 	if persistent {
-		switch b.sizer {
-		case exporterhelper.RequestSizerTypeBytes:
-			rep.Size -= int64(bytes)
-		case exporterhelper.RequestSizerTypeItems:
-			rep.Size -= int64(items)
-		default:
-			rep.Size--
-		}
-		rep.Size = max(rep.Size, 0)
+		f = backlogFigures{max(f.items-int64(items), 0), max(f.bytes-int64(bytes), 0), max(f.requests-1, 0)}
 	}
-	return rep
+	return b.reportOf(f)
+}
+
+func (b *backlog) reportOf(f backlogFigures) deliveryreport.Backlog {
+	return deliveryreport.Backlog{Size: f.under(b.sizer), Sizer: b.sizer.String(), Capacity: b.capacity}
 }
 
 // add counts a batch into (+1) or out of (-1) an in-memory queue.
