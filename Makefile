@@ -405,7 +405,7 @@ $(OTELCOL_UPGRADE): $(OTELCOL_INPUTS) build/version | $(BUILDER)
 # receivers through an outage of every receiver for FLEET_OUTAGE (4m), a
 # receiver killed mid-catch-up, 429s with odd Retry-After values, a host an
 # hour ahead, and a rolling upgrade to otelcol-upgrade; every sample is
-# compared with a reference Prometheus. About 15 minutes; CI runs it after
+# compared with a reference Prometheus. About 10 minutes (8 after the builds); CI runs it after
 # `make test` (.ci/run). Debian's prometheus (test-deps) and Thanos
 # (bin/thanos, or THANOS_BIN) as for e2e-test.
 FLEET_HOSTS ?= 100
