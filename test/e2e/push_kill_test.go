@@ -97,6 +97,9 @@ type pushOutage struct {
 	prom                           *harness.Prometheus
 	logs                           []*harness.LockedBuffer
 	started, down, killed, up, end time.Time
+	// returning is when the backend was being started again: a request it
+	// accepted came after it, even one noted before its start returned (up).
+	returning time.Time
 }
 
 // TestPushKilledDuringOutage: each push exporter, with its shipped config
@@ -168,6 +171,7 @@ exporters:
 	o.killed = time.Now()
 	runCollectorLog(t, env, log, config, override)
 	time.Sleep(5 * time.Second)
+	o.returning = time.Now()
 	back()
 	o.up = time.Now()
 	eventually(t, time.Minute, "delivery after the outage, instance 2 down", func() []string {
@@ -267,7 +271,7 @@ func checkBacklogArrived(t *testing.T, o *pushOutage) {
 	}
 	for _, q := range o.rec.requests() {
 		for _, s := range q.samples {
-			if ts := time.UnixMilli(s.ts); q.status/100 == 2 && q.at.After(o.up) && ts.After(o.down) && ts.Before(o.killed) {
+			if ts := time.UnixMilli(s.ts); q.status/100 == 2 && q.at.After(o.returning) && ts.After(o.down) && ts.Before(o.killed) {
 				return
 			}
 		}
@@ -295,7 +299,7 @@ func checkNewestKept(t *testing.T, o *pushOutage) {
 	reqs := o.rec.requests()
 	var resumed time.Time
 	for _, q := range reqs {
-		if q.status/100 == 2 && q.at.After(o.up) {
+		if q.status/100 == 2 && q.at.After(o.returning) {
 			resumed = q.at
 			break
 		}
